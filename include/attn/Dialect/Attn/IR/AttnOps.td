@@ -1,0 +1,154 @@
+//===- AttnOps.td - Operations of the attn dialect ---------*- tablegen -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Attn_Tensor4D : 4DTensorOf<[F32]>;
+def Attn_Tensor2D : 2DTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// TermOp
+//===----------------------------------------------------------------------===//
+
+def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
+  let summary = "one normalised attention term: Σ_j w_ij v_j / z_i";
+  let description = [{
+    Computes, for every batch b, head h and query position i,
+
+    ```
+    term[b,h,i,:] = Σ_j w_ij · v[b,h,j,:] / z_i      (0 when row i has no
+                                                     unmasked key or z_i = 0)
+    ```
+
+    with the weights chosen by the score (s = `scale`, default 1/sqrt(D)):
+
+    | score     | w_ij for an unmasked (i, j)          | masked |
+    |-----------|--------------------------------------|--------|
+    | `softmax` | exp(s·q_i·k_j − max_j' s·q_i·k_j')   | 0      |
+    | `relu2`   | relu(s·q_i·k_j)²                     | 0      |
+    | `kernel`  | φ(q_i, i) · φ(k_j, j)                | 0      |
+
+    and the feature map φ of a `kernel` term:
+    `identity` x; `relu` max(x, 0); `elu1` elu(x) + 1;
+    `favor_plus` exp(ω x' − |x'|²/2) / sqrt(m) with x' = x·s^(1/2) and
+    ω: [m, D] the `omega` operand (Performer FAVOR+, φ(q)·φ(k) ≈ exp(s q·k));
+    `cosformer` [relu(x)·cos(πi/2L), relu(x)·sin(πi/2L)] with L = max(N, M),
+    so that φ(q_i,i)·φ(k_j,j) = relu(q_i)·relu(k_j)·cos(π(i−j)/2L).
+
+    The normaliser z_i is `rows` (Σ_j w_ij + ε, ε = `eps`; the default for
+    `softmax` and `kernel`), `length` (the number of unmasked keys of row i;
+    the default for `relu2`) or `none` (1). ε defaults to 0 for `softmax` and
+    `relu2` and to 1e-6 for `kernel`.
+
+    With `project(E, F)` (Linformer), K' = E·K and V' = F·V along the
+    sequence (E, F: [k, M], shared across batch and heads) and the term
+    attends over the k projected keys.
+
+    `order` and `chunk` record decisions that do not change the result:
+    `qk_first` computes (φQ φK^T) V, `kv_first` computes φQ (φK^T V) (kernel
+    terms only); `auto` (the default) leaves the choice to
+    `attn-select-order`. `chunk` is the sequence tile of the chosen strategy
+    (the state chunk of causal kv-first); absent means `auto`.
+
+    Syntax (clauses in any order; defaults are omitted when printed):
+
+    ```
+    %t = attn.term kernel elu1 (%q, %k, %v) mask causal order kv_first chunk 64
+           : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>
+           -> tensor<1x8x?x64xf32>
+    ```
+
+    Constraints (sizes are checked where both are static):
+    - (C1) `query` is [B,H,N,D], `key` is [B,H,M,D], `value` is [B,H,M,E]
+      with positive sizes;
+      B, H agree across the three, D across query and key, M across key and
+      value.
+    - (C2) The result is [B,H,N,E].
+    - (C3) A `kernel` term has a feature map; `softmax` and `relu2` have none.
+    - (C4) `favor_plus` takes `omega` [m, D]; no other term takes `omega`.
+    - (C5) `kv_first` needs the product form: only `kernel` terms.
+    - (C6) `causal` and `block_causal` masks need N = M.
+    - (C7) `project` takes E and F, both [k, M]; it is not allowed with a mask.
+    - (C8) `scale` is finite and positive, and only given to terms that use
+      it (`softmax`, `relu2`, `kernel favor_plus`).
+    - (C9) `eps` is finite and non-negative, and only given with `rows`.
+    - (C10) `chunk` is positive; mask blocks are positive (see `#attn.mask`).
+  }];
+
+  let arguments = (ins
+    Attn_Tensor4D:$query,
+    Attn_Tensor4D:$key,
+    Attn_Tensor4D:$value,
+    Optional<Attn_Tensor2D>:$omega,
+    Optional<Attn_Tensor2D>:$key_projection,
+    Optional<Attn_Tensor2D>:$value_projection,
+    Attn_ScoreAttr:$score,
+    OptionalAttr<Attn_FeatureMapAttr>:$feature_map,
+    OptionalAttr<Attn_MaskAttr>:$mask,
+    OptionalAttr<Attn_NormalizerAttr>:$normalizer,
+    OptionalAttr<F64Attr>:$scale,
+    OptionalAttr<F64Attr>:$eps,
+    DefaultValuedAttr<Attn_OrderAttr, "::mlir::attn::Order::Auto">:$order,
+    OptionalAttr<I64Attr>:$chunk
+  );
+  let results = (outs Attn_Tensor4D:$result);
+
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// The mask, `none` when absent.
+    ::mlir::attn::MaskKind getMaskKind();
+    /// The mask's block size (0 for masks without one).
+    int64_t getMaskBlock();
+    /// The normaliser with the §1 default applied.
+    ::mlir::attn::Normalizer getEffectiveNormalizer();
+    /// ε with the §1 default applied (0 for normalisers other than rows).
+    double getEffectiveEps();
+    /// s with the §1 default 1/sqrt(D) applied; std::nullopt when the scale
+    /// is defaulted and D is dynamic.
+    std::optional<double> getEffectiveScale();
+    /// True when the scale is part of the math of this term.
+    bool usesScale();
+    /// True when both association orders are legal (a kernel term).
+    bool hasProductForm() { return getScore() == ::mlir::attn::Score::Kernel; }
+    bool isProjected() { return getKeyProjection() != nullptr; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// CombineOp
+//===----------------------------------------------------------------------===//
+
+def Attn_CombineOp : Attn_Op<"combine", [Pure, SameOperandsAndResultType,
+                                         AttrSizedOperandSegments]> {
+  let summary = "sum of terms over a shared V, with an optional gate";
+  let description = [{
+    `O = G ⊙ Σ_t term_t`, elementwise over [B,H,N,E]; without a gate G = 1
+    (GAU/FLASH use the gate, mixed-chunk attention sums a local and a global
+    term).
+
+    ```
+    %o = attn.combine %local, %global gate(%g) : tensor<1x4x256x64xf32>
+    ```
+
+    Constraints:
+    - (C1) At least one term.
+    - (C2) Every term, the gate and the result have the same type (a static
+      and a dynamic size are not the same type here).
+  }];
+  let arguments = (ins Variadic<Attn_Tensor4D>:$terms,
+                       Optional<Attn_Tensor4D>:$gate);
+  let results = (outs Attn_Tensor4D:$result);
+  let assemblyFormat = [{
+    $terms (`gate` `(` $gate^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,20 @@
+//===- Passes.h - Transformations of the attn dialect -----------*- C++ -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
+#define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H

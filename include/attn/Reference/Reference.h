@@ -1,0 +1,130 @@
+//===- Reference.h - Plain C++ reference evaluator for attention -*- C++ -*-===//
+//
+// The oracle for every attn test: computes DESIGN §1 literally, in double
+// precision, on dense row-major f32 buffers. It deliberately uses no MLIR or
+// LLVM types so that it can be built anywhere (the GPU device check builds it
+// on a machine without LLVM) and so that it shares no code with the compiler
+// it checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_REFERENCE_REFERENCE_H
+#define ATTN_REFERENCE_REFERENCE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace reference {
+
+/// How a term turns a (query, key) pair into an unnormalised weight w_ij.
+enum class Score {
+  Softmax, ///< exp(s·q_i·k_j − max_j' s·q_i·k_j')
+  Relu2,   ///< relu(s·q_i·k_j)^2
+  Kernel,  ///< φ(q_i, i) · φ(k_j, j)
+};
+
+/// The feature map φ of a `Kernel` term.
+enum class FeatureMap {
+  None,      ///< Only valid for Softmax and Relu2 terms.
+  Identity,  ///< φ(x) = x
+  Relu,      ///< φ(x) = max(x, 0)
+  Elu1,      ///< φ(x) = elu(x) + 1
+  FavorPlus, ///< φ(x) = exp(ω x' − |x'|²/2) / sqrt(m), x' = x·s^(1/2)
+  CosFormer, ///< φ(x, i) = [relu(x) cos(πi/2L), relu(x) sin(πi/2L)]
+};
+
+enum class MaskKind {
+  None,        ///< every key
+  Causal,      ///< j ≤ i
+  Block,       ///< ⌊i/c⌋ = ⌊j/c⌋
+  BlockCausal, ///< ⌊i/c⌋ = ⌊j/c⌋ and j ≤ i
+  PriorBlocks, ///< ⌊j/c⌋ < ⌊i/c⌋
+};
+
+struct Mask {
+  MaskKind kind = MaskKind::None;
+  /// The block size c of Block, BlockCausal and PriorBlocks; unused otherwise.
+  int64_t chunk = 0;
+
+  /// True when query position \p i may attend to key position \p j.
+  bool allows(int64_t i, int64_t j) const;
+};
+
+enum class Normalizer {
+  Default, ///< Rows for Softmax and Kernel, Length for Relu2.
+  Rows,    ///< z_i = Σ_j w_ij + ε
+  Length,  ///< z_i = number of unmasked keys of row i
+  None,    ///< z_i = 1
+};
+
+/// One term of a spec. All pointers refer to dense, row-major (C order) f32
+/// buffers owned by the caller.
+struct Term {
+  Score score = Score::Softmax;
+  FeatureMap featureMap = FeatureMap::None;
+  Mask mask;
+  Normalizer normalizer = Normalizer::Default;
+  /// s; defaults to 1/sqrt(D). Used by Softmax, Relu2 and FavorPlus only.
+  std::optional<double> scale;
+  /// ε of the Rows normaliser; defaults to 1e-6 for Kernel terms, else 0.
+  std::optional<double> eps;
+
+  /// D, the feature width shared by q and k of this term.
+  int64_t featureDim = 0;
+  const float *q = nullptr; ///< [B, H, N, D]
+  const float *k = nullptr; ///< [B, H, M, D]
+
+  /// FAVOR+ only: m random features and ω [m, D].
+  int64_t numFeatures = 0;
+  const float *omega = nullptr;
+
+  /// Linformer only: the projected length k (0 = no projection), and the
+  /// projections E [k, M] (applied to K) and F [k, M] (applied to V).
+  int64_t projectedLength = 0;
+  const float *projectKeys = nullptr;
+  const float *projectValues = nullptr;
+};
+
+/// A whole spec: O = G ⊙ Σ_t term_t, O [B, H, N, E].
+struct Problem {
+  int64_t batch = 1;  ///< B
+  int64_t heads = 1;  ///< H
+  int64_t queries = 0;  ///< N
+  int64_t keys = 0;     ///< M
+  int64_t valueDim = 0; ///< E
+  const float *v = nullptr;    ///< [B, H, M, E], shared by every term
+  const float *gate = nullptr; ///< [B, H, N, E], or null for G = 1
+  std::vector<Term> terms;
+};
+
+/// The defaults of DESIGN §1, resolved for one term.
+double effectiveScale(const Term &term);
+double effectiveEps(const Term &term);
+Normalizer effectiveNormalizer(const Term &term);
+
+/// Width of φ's output for a Kernel term (D, m for FAVOR+, 2D for cosFormer).
+int64_t featureWidth(const Term &term);
+
+/// Applies the term's feature map to one row \p x of length D at sequence
+/// position \p position; \p length is L = max(N, M) (cosFormer only).
+/// Returns featureWidth(term) values.
+std::vector<double> applyFeatureMap(const Term &term, const float *x,
+                                    int64_t position, int64_t length);
+
+/// Checks the sizes and the constraints of DESIGN §1. Returns an empty
+/// string when \p problem is valid, else a one-line explanation.
+std::string validate(const Problem &problem);
+
+/// Computes O into \p out ([B, H, N, E], f32), accumulating in double. A row
+/// with no unmasked key, or with a zero normaliser, contributes 0 (never NaN).
+/// Returns validate()'s message, without touching \p out, when \p problem is
+/// invalid; an empty string on success.
+std::string evaluate(const Problem &problem, float *out);
+
+} // namespace reference
+} // namespace attn
+
+#endif // ATTN_REFERENCE_REFERENCE_H

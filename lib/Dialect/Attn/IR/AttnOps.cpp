@@ -1,0 +1,440 @@
+//===- AttnOps.cpp - Operations of the attn dialect -----------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// TermOp: accessors
+//===----------------------------------------------------------------------===//
+
+MaskKind TermOp::getMaskKind() {
+  std::optional<MaskAttr> mask = getMask();
+  return mask ? mask->getKind() : MaskKind::None;
+}
+
+int64_t TermOp::getMaskBlock() {
+  std::optional<MaskAttr> mask = getMask();
+  return mask ? mask->getBlock() : 0;
+}
+
+Normalizer TermOp::getEffectiveNormalizer() {
+  if (std::optional<Normalizer> normalizer = getNormalizer())
+    return *normalizer;
+  return getScore() == Score::Relu2 ? Normalizer::Length : Normalizer::Rows;
+}
+
+double TermOp::getEffectiveEps() {
+  if (getEffectiveNormalizer() != Normalizer::Rows)
+    return 0.0;
+  if (std::optional<APFloat> eps = getEps())
+    return eps->convertToDouble();
+  return getScore() == Score::Kernel ? 1e-6 : 0.0;
+}
+
+bool TermOp::usesScale() {
+  return getScore() != Score::Kernel ||
+         getFeatureMap() == std::optional<FeatureMap>(FeatureMap::FavorPlus);
+}
+
+std::optional<double> TermOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  int64_t featureDim = getQuery().getType().getDimSize(3);
+  if (ShapedType::isDynamic(featureDim))
+    return std::nullopt;
+  return 1.0 / std::sqrt(static_cast<double>(featureDim));
+}
+
+//===----------------------------------------------------------------------===//
+// TermOp: custom assembly
+//===----------------------------------------------------------------------===//
+//
+//   attn.term score [feature_map] (%q, %k, %v) clause* attr-dict
+//       : type(q), type(k), type(v) -> type(result)
+//
+//   clause ::= `omega` `(` %w `:` type `)`
+//            | `project` `(` %e `,` %f `:` type `,` type `)`
+//            | `mask` mask-body | `normalizer` kw | `order` kw
+//            | `scale` float | `eps` float | `chunk` (integer | `auto`)
+
+namespace {
+/// Parses `keyword` as the enum \p EnumT via \p symbolize, reporting the
+/// accepted spellings on failure.
+template <typename EnumT>
+ParseResult parseEnumKeyword(OpAsmParser &parser, StringRef what,
+                             std::optional<EnumT> (*symbolize)(StringRef),
+                             StringRef expected, EnumT &result) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (failed(parser.parseOptionalKeyword(&keyword)))
+    return parser.emitError(loc) << "expected " << what << " (" << expected
+                                 << ")";
+  std::optional<EnumT> value = symbolize(keyword);
+  if (!value)
+    return parser.emitError(loc) << "unknown " << what << " '" << keyword
+                                 << "'; expected " << expected;
+  result = *value;
+  return success();
+}
+} // namespace
+
+static constexpr StringLiteral kScoreNames = "softmax, relu2 or kernel";
+static constexpr StringLiteral kFeatureMapNames =
+    "identity, relu, elu1, favor_plus or cosformer";
+static constexpr StringLiteral kNormalizerNames = "rows, length or none";
+static constexpr StringLiteral kOrderNames = "auto, qk_first or kv_first";
+
+ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *context = parser.getContext();
+  Builder builder(context);
+  Properties &props = result.getOrAddProperties<Properties>();
+
+  Score score;
+  if (parseEnumKeyword(parser, "score", symbolizeScore, kScoreNames, score))
+    return failure();
+  props.score = ScoreAttr::get(context, score);
+
+  if (score == Score::Kernel) {
+    FeatureMap featureMap;
+    if (parseEnumKeyword(parser, "feature map", symbolizeFeatureMap,
+                         kFeatureMapNames, featureMap))
+      return failure();
+    props.feature_map = FeatureMapAttr::get(context, featureMap);
+  }
+
+  OpAsmParser::UnresolvedOperand query, key, value;
+  if (parser.parseLParen() || parser.parseOperand(query) ||
+      parser.parseComma() || parser.parseOperand(key) || parser.parseComma() ||
+      parser.parseOperand(value) || parser.parseRParen())
+    return failure();
+
+  std::optional<OpAsmParser::UnresolvedOperand> omega, keyProj, valueProj;
+  Type omegaType, keyProjType, valueProjType;
+  llvm::StringSet<> seen;
+  while (true) {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef clause;
+    if (parser.parseOptionalKeyword(
+            &clause, {"omega", "project", "mask", "normalizer", "scale", "eps",
+                      "order", "chunk"}))
+      break;
+    if (!seen.insert(clause).second)
+      return parser.emitError(loc) << "duplicate '" << clause << "' clause";
+    if (clause == "omega") {
+      omega.emplace();
+      if (parser.parseLParen() || parser.parseOperand(*omega) ||
+          parser.parseColonType(omegaType) || parser.parseRParen())
+        return failure();
+    } else if (clause == "project") {
+      keyProj.emplace();
+      valueProj.emplace();
+      if (parser.parseLParen() || parser.parseOperand(*keyProj) ||
+          parser.parseComma() || parser.parseOperand(*valueProj) ||
+          parser.parseColon() || parser.parseType(keyProjType) ||
+          parser.parseComma() || parser.parseType(valueProjType) ||
+          parser.parseRParen())
+        return failure();
+    } else if (clause == "mask") {
+      FailureOr<MaskAttr> mask = parseMaskClause(parser);
+      if (failed(mask))
+        return failure();
+      props.mask = *mask;
+    } else if (clause == "normalizer") {
+      Normalizer normalizer;
+      if (parseEnumKeyword(parser, "normalizer", symbolizeNormalizer,
+                           kNormalizerNames, normalizer))
+        return failure();
+      props.normalizer = NormalizerAttr::get(context, normalizer);
+    } else if (clause == "order") {
+      Order order;
+      if (parseEnumKeyword(parser, "order", symbolizeOrder, kOrderNames,
+                           order))
+        return failure();
+      props.order = OrderAttr::get(context, order);
+    } else if (clause == "scale" || clause == "eps") {
+      double number;
+      if (parser.parseFloat(number))
+        return failure();
+      FloatAttr attr = builder.getF64FloatAttr(number);
+      (clause == "scale" ? props.scale : props.eps) = attr;
+    } else if (clause == "chunk") {
+      if (failed(parser.parseOptionalKeyword("auto"))) {
+        int64_t chunk;
+        if (parser.parseInteger(chunk))
+          return failure();
+        props.chunk = builder.getI64IntegerAttr(chunk);
+      }
+    }
+  }
+
+  SMLoc attrLoc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  // The clauses are the only spelling of the op's own attributes, so that a
+  // stray dictionary entry cannot silently override one.
+  for (StringRef name : {"score", "feature_map", "mask", "normalizer",
+                         "scale", "eps", "order", "chunk",
+                         "operandSegmentSizes"})
+    if (result.attributes.get(name))
+      return parser.emitError(attrLoc)
+             << "'" << name << "' must be written as a clause, not in the "
+                "attribute dictionary";
+
+  Type queryType, keyType, valueType, resultType;
+  if (parser.parseColonType(queryType) || parser.parseComma() ||
+      parser.parseType(keyType) || parser.parseComma() ||
+      parser.parseType(valueType) || parser.parseArrow() ||
+      parser.parseType(resultType))
+    return failure();
+
+  if (parser.resolveOperand(query, queryType, result.operands) ||
+      parser.resolveOperand(key, keyType, result.operands) ||
+      parser.resolveOperand(value, valueType, result.operands))
+    return failure();
+  if (omega && parser.resolveOperand(*omega, omegaType, result.operands))
+    return failure();
+  if (keyProj &&
+      (parser.resolveOperand(*keyProj, keyProjType, result.operands) ||
+       parser.resolveOperand(*valueProj, valueProjType, result.operands)))
+    return failure();
+
+  int32_t hasOmega = omega ? 1 : 0, hasProj = keyProj ? 1 : 0;
+  props.operandSegmentSizes = {1, 1, 1, hasOmega, hasProj, hasProj};
+  result.addTypes(resultType);
+  return success();
+}
+
+void TermOp::print(OpAsmPrinter &printer) {
+  printer << " " << stringifyScore(getScore());
+  if (std::optional<FeatureMap> featureMap = getFeatureMap())
+    printer << " " << stringifyFeatureMap(*featureMap);
+  printer << " (" << getQuery() << ", " << getKey() << ", " << getValue()
+          << ")";
+  if (Value omega = getOmega())
+    printer << " omega(" << omega << " : " << omega.getType() << ")";
+  if (isProjected())
+    printer << " project(" << getKeyProjection() << ", "
+            << getValueProjection() << " : " << getKeyProjection().getType()
+            << ", " << getValueProjection().getType() << ")";
+  if (std::optional<MaskAttr> mask = getMask()) {
+    printer << " mask ";
+    printMaskClause(printer, *mask);
+  }
+  if (std::optional<Normalizer> normalizer = getNormalizer())
+    printer << " normalizer " << stringifyNormalizer(*normalizer);
+  if (FloatAttr scale = getScaleAttr()) {
+    printer << " scale ";
+    printer.printFloat(scale.getValue());
+  }
+  if (FloatAttr eps = getEpsAttr()) {
+    printer << " eps ";
+    printer.printFloat(eps.getValue());
+  }
+  if (getOrder() != Order::Auto)
+    printer << " order " << stringifyOrder(getOrder());
+  if (std::optional<int64_t> chunk = getChunk())
+    printer << " chunk " << *chunk;
+
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getScoreAttrName(), getFeatureMapAttrName(), getMaskAttrName(),
+       getNormalizerAttrName(), getScaleAttrName(), getEpsAttrName(),
+       getOrderAttrName(), getChunkAttrName(), "operandSegmentSizes"});
+  printer << " : " << getQuery().getType() << ", " << getKey().getType()
+          << ", " << getValue().getType() << " -> " << getType();
+}
+
+//===----------------------------------------------------------------------===//
+// TermOp: verifier
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Compares one dimension of two tensors where both are static.
+struct DimChecker {
+  Operation *op;
+  bool failed = false;
+
+  void check(StringRef lhsName, RankedTensorType lhs, unsigned lhsDim,
+             StringRef rhsName, RankedTensorType rhs, unsigned rhsDim,
+             StringRef dimName) {
+    if (failed)
+      return;
+    int64_t a = lhs.getDimSize(lhsDim), b = rhs.getDimSize(rhsDim);
+    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+      return;
+    op->emitOpError() << lhsName << " has " << dimName << " = " << a
+                      << " but " << rhsName << " has " << dimName << " = "
+                      << b;
+    failed = true;
+  }
+};
+
+bool staticallyDifferent(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+} // namespace
+
+LogicalResult TermOp::verify() {
+  RankedTensorType queryType = getQuery().getType();
+  RankedTensorType keyType = getKey().getType();
+  RankedTensorType valueType = getValue().getType();
+  RankedTensorType resultType = getType();
+
+  // (C1) Operand shapes: Q [B,H,N,D], K [B,H,M,D], V [B,H,M,E], with
+  // positive sizes: an empty sequence or feature has no attention to compute.
+  for (auto [name, type] :
+       {std::pair<StringRef, RankedTensorType>{"query", queryType},
+        {"key", keyType},
+        {"value", valueType},
+        {"result", resultType}})
+    for (int64_t size : type.getShape())
+      if (size == 0)
+        return emitOpError() << name << " has a zero size: " << type;
+  DimChecker dims{getOperation()};
+  dims.check("key", keyType, 0, "query", queryType, 0, "batch size B");
+  dims.check("value", valueType, 0, "query", queryType, 0, "batch size B");
+  dims.check("key", keyType, 1, "query", queryType, 1, "head count H");
+  dims.check("value", valueType, 1, "query", queryType, 1, "head count H");
+  dims.check("key", keyType, 3, "query", queryType, 3, "feature size D");
+  dims.check("value", valueType, 2, "key", keyType, 2, "key length M");
+  // (C2) Result shape [B,H,N,E].
+  dims.check("result", resultType, 0, "query", queryType, 0, "batch size B");
+  dims.check("result", resultType, 1, "query", queryType, 1, "head count H");
+  dims.check("result", resultType, 2, "query", queryType, 2,
+             "query length N");
+  dims.check("result", resultType, 3, "value", valueType, 3,
+             "value size E");
+  if (dims.failed)
+    return failure();
+
+  int64_t queryLen = queryType.getDimSize(2), keyLen = keyType.getDimSize(2);
+  int64_t featureDim = queryType.getDimSize(3);
+  Score score = getScore();
+  std::optional<FeatureMap> featureMap = getFeatureMap();
+
+  // (C3) Feature maps belong to kernel terms.
+  if (score == Score::Kernel && !featureMap)
+    return emitOpError("score 'kernel' needs a feature map (")
+           << kFeatureMapNames << ")";
+  if (score != Score::Kernel && featureMap)
+    return emitOpError("score '")
+           << stringifyScore(score) << "' takes no feature map, got '"
+           << stringifyFeatureMap(*featureMap) << "'";
+
+  // (C4) FAVOR+ takes ω [m, D].
+  bool isFavor = featureMap == std::optional<FeatureMap>(FeatureMap::FavorPlus);
+  if (isFavor && !getOmega())
+    return emitOpError(
+        "feature map 'favor_plus' needs the random features omega [m, D]");
+  if (!isFavor && getOmega())
+    return emitOpError("omega is only used by feature map 'favor_plus'");
+  if (Value omega = getOmega()) {
+    auto omegaType = cast<RankedTensorType>(omega.getType());
+    if (omegaType.getDimSize(0) == 0)
+      return emitOpError("omega needs at least one feature row (m > 0)");
+    if (staticallyDifferent(omegaType.getDimSize(1), featureDim))
+      return emitOpError("omega has ")
+             << omegaType.getDimSize(1)
+             << " columns but the feature size D = " << featureDim;
+  }
+
+  // (C5) Only the product form can be associated kv-first.
+  if (getOrder() == Order::KvFirst && score != Score::Kernel)
+    return emitOpError("order 'kv_first' needs the product form of a "
+                       "'kernel' term, but the score is '")
+           << stringifyScore(score) << "'";
+
+  // (C6) Causal masks compare positions of one sequence.
+  std::optional<MaskAttr> mask = getMask();
+  if (mask && mask->isCausal() && staticallyDifferent(queryLen, keyLen))
+    return emitOpError("mask '")
+           << stringifyMaskKind(mask->getKind())
+           << "' needs as many queries as keys, but N = " << queryLen
+           << " and M = " << keyLen;
+
+  // (C7) Linformer projection: E, F [k, M], no mask.
+  if (!getKeyProjection() != !getValueProjection())
+    return emitOpError(
+        "projection needs both E (for the keys) and F (for the values)");
+  if (isProjected()) {
+    auto keyProjType = cast<RankedTensorType>(getKeyProjection().getType());
+    auto valueProjType =
+        cast<RankedTensorType>(getValueProjection().getType());
+    if (keyProjType.getDimSize(0) == 0 || valueProjType.getDimSize(0) == 0)
+      return emitOpError("projection needs at least one row (k > 0)");
+    if (staticallyDifferent(keyProjType.getDimSize(0),
+                            valueProjType.getDimSize(0)))
+      return emitOpError("key projection E has ")
+             << keyProjType.getDimSize(0)
+             << " rows but value projection F has "
+             << valueProjType.getDimSize(0);
+    if (staticallyDifferent(keyProjType.getDimSize(1), keyLen))
+      return emitOpError("key projection E has ")
+             << keyProjType.getDimSize(1)
+             << " columns but the key length M = " << keyLen;
+    if (staticallyDifferent(valueProjType.getDimSize(1), keyLen))
+      return emitOpError("value projection F has ")
+             << valueProjType.getDimSize(1)
+             << " columns but the key length M = " << keyLen;
+    if (getMaskKind() != MaskKind::None)
+      return emitOpError("projection is not allowed with mask '")
+             << stringifyMaskKind(getMaskKind()) << "'";
+  }
+
+  // (C8) Scale.
+  if (std::optional<APFloat> scale = getScale()) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0.0)
+      return emitOpError("scale must be finite and positive, got ") << s;
+    if (!usesScale())
+      return emitOpError("scale is not used by a 'kernel' term with feature "
+                         "map '")
+             << stringifyFeatureMap(*featureMap) << "'";
+  }
+
+  // (C9) eps.
+  if (std::optional<APFloat> eps = getEps()) {
+    double e = eps->convertToDouble();
+    if (!std::isfinite(e) || e < 0.0)
+      return emitOpError("eps must be finite and non-negative, got ") << e;
+    if (getEffectiveNormalizer() != Normalizer::Rows)
+      return emitOpError("eps is only used by the 'rows' normalizer, but "
+                         "the normalizer is '")
+             << stringifyNormalizer(getEffectiveNormalizer()) << "'";
+  }
+
+  // (C10) Chunk.
+  if (std::optional<int64_t> chunk = getChunk(); chunk && *chunk <= 0)
+    return emitOpError("chunk must be positive, got ") << *chunk;
+
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CombineOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CombineOp::verify() {
+  // (C1) At least one term; (C2) one type for all.
+  if (getTerms().empty())
+    return emitOpError("needs at least one term");
+  // SameOperandsAndResultType accepts a static and a dynamic size as
+  // compatible, but the custom form prints a single type: require equality.
+  for (Value operand : getOperation()->getOperands())
+    if (operand.getType() != getType())
+      return emitOpError("every term and the gate must have the result "
+                         "type ")
+             << getType() << ", got " << operand.getType();
+  return success();
+}

@@ -1,0 +1,475 @@
+//===- Reference.cpp - Plain C++ reference evaluator for attention --------===//
+//
+// Computes DESIGN §1 literally: every term is evaluated in its quadratic
+// order (all (i, j) pairs), in double precision, with no algebraic shortcut.
+// Being the oracle, it favours being obviously right over being fast: a
+// kernel term is never reassociated, FAVOR+ is never stabilised, and a
+// softmax row is shifted only by its own unmasked maximum, exactly as §1
+// writes it.
+//
+// Only the standard library is used, and nothing throws, so that the file
+// builds with -fno-exceptions and without LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Reference/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace attn;
+using namespace attn::reference;
+
+/// π to double precision; <cmath> has no portable constant before C++20.
+static constexpr double kPi = 3.14159265358979323846;
+
+/// ⌊a / b⌋ for b > 0. Positions are never negative in practice, but Mask is
+/// public, and C++ division truncates towards zero, which would put -1 in
+/// block 0 instead of block -1.
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t quotient = a / b;
+  if ((a % b != 0) && (a < 0))
+    --quotient;
+  return quotient;
+}
+
+bool Mask::allows(int64_t i, int64_t j) const {
+  switch (kind) {
+  case MaskKind::None:
+    return true;
+  case MaskKind::Causal:
+    return j <= i;
+  case MaskKind::Block:
+    // A non-positive chunk is rejected by validate(); answering "masked"
+    // here keeps a direct caller from dividing by zero.
+    return chunk > 0 && floorDiv(i, chunk) == floorDiv(j, chunk);
+  case MaskKind::BlockCausal:
+    return chunk > 0 && floorDiv(i, chunk) == floorDiv(j, chunk) && j <= i;
+  case MaskKind::PriorBlocks:
+    return chunk > 0 && floorDiv(j, chunk) < floorDiv(i, chunk);
+  }
+  return false;
+}
+
+double reference::effectiveScale(const Term &term) {
+  if (term.scale)
+    return *term.scale;
+  // validate() rejects D < 1; fall back to 1 rather than produce inf/NaN for
+  // a caller that asks before validating.
+  if (term.featureDim < 1)
+    return 1.0;
+  return 1.0 / std::sqrt(static_cast<double>(term.featureDim));
+}
+
+double reference::effectiveEps(const Term &term) {
+  if (term.eps)
+    return *term.eps;
+  // Kernel weights can sum to (almost) zero, softmax and relu² weights are
+  // non-negative with a positive maximum, hence the different defaults.
+  return term.score == Score::Kernel ? 1e-6 : 0.0;
+}
+
+Normalizer reference::effectiveNormalizer(const Term &term) {
+  if (term.normalizer != Normalizer::Default)
+    return term.normalizer;
+  return term.score == Score::Relu2 ? Normalizer::Length : Normalizer::Rows;
+}
+
+int64_t reference::featureWidth(const Term &term) {
+  int64_t dim = std::max<int64_t>(term.featureDim, 0);
+  switch (term.featureMap) {
+  case FeatureMap::None:
+    return 0;
+  case FeatureMap::Identity:
+  case FeatureMap::Relu:
+  case FeatureMap::Elu1:
+    return dim;
+  case FeatureMap::FavorPlus:
+    return std::max<int64_t>(term.numFeatures, 0);
+  case FeatureMap::CosFormer:
+    return 2 * dim;
+  }
+  return 0;
+}
+
+/// φ of one row held in double. evaluate() needs this form because a
+/// Linformer-projected key row E·K exists only in double; applyFeatureMap()
+/// widens its f32 row and forwards here so both paths share one definition.
+static std::vector<double> featureMapRow(const Term &term, const double *x,
+                                         int64_t position, int64_t length) {
+  const int64_t dim = std::max<int64_t>(term.featureDim, 0);
+  std::vector<double> phi(static_cast<size_t>(featureWidth(term)), 0.0);
+  switch (term.featureMap) {
+  case FeatureMap::None:
+    break;
+  case FeatureMap::Identity:
+    for (int64_t d = 0; d < dim; ++d)
+      phi[d] = x[d];
+    break;
+  case FeatureMap::Relu:
+    for (int64_t d = 0; d < dim; ++d)
+      phi[d] = std::max(x[d], 0.0);
+    break;
+  case FeatureMap::Elu1:
+    // elu(x) + 1: x + 1 above zero, e^x at or below (the two agree at 0).
+    for (int64_t d = 0; d < dim; ++d)
+      phi[d] = x[d] > 0.0 ? x[d] + 1.0 : std::exp(x[d]);
+    break;
+  case FeatureMap::FavorPlus: {
+    const int64_t m = term.numFeatures;
+    if (!term.omega || m <= 0)
+      break; // validate() rejects this; leave zeros rather than read null.
+    // x' = x·√s folds the softmax scale into both φ(q) and φ(k), so that
+    // φ(q)·φ(k) estimates exp(s q·k). Deliberately no stabiliser: the
+    // oracle computes §1's formula as written.
+    const double rootScale = std::sqrt(effectiveScale(term));
+    std::vector<double> scaled(static_cast<size_t>(dim));
+    double squaredNorm = 0.0;
+    for (int64_t d = 0; d < dim; ++d) {
+      scaled[d] = x[d] * rootScale;
+      squaredNorm += scaled[d] * scaled[d];
+    }
+    const double invRootM = 1.0 / std::sqrt(static_cast<double>(m));
+    for (int64_t r = 0; r < m; ++r) {
+      const float *omegaRow = term.omega + r * dim;
+      double projection = 0.0;
+      for (int64_t d = 0; d < dim; ++d)
+        projection += static_cast<double>(omegaRow[d]) * scaled[d];
+      phi[r] = std::exp(projection - 0.5 * squaredNorm) * invRootM;
+    }
+    break;
+  }
+  case FeatureMap::CosFormer: {
+    // The first D features carry the cosine, the next D the sine, so that
+    // cos(a)cos(b) + sin(a)sin(b) = cos(a − b) re-weights by distance.
+    const double angle = length > 0 ? kPi * static_cast<double>(position) /
+                                          (2.0 * static_cast<double>(length))
+                                    : 0.0;
+    const double c = std::cos(angle), s = std::sin(angle);
+    for (int64_t d = 0; d < dim; ++d) {
+      const double r = std::max(x[d], 0.0);
+      phi[d] = r * c;
+      phi[dim + d] = r * s;
+    }
+    break;
+  }
+  }
+  return phi;
+}
+
+std::vector<double> reference::applyFeatureMap(const Term &term, const float *x,
+                                               int64_t position,
+                                               int64_t length) {
+  const int64_t dim = std::max<int64_t>(term.featureDim, 0);
+  std::vector<double> row(static_cast<size_t>(dim));
+  for (int64_t d = 0; d < dim; ++d)
+    row[d] = x[d];
+  return featureMapRow(term, row.data(), position, length);
+}
+
+/// Whether a·b·c·d fits in int64_t for non-negative factors; the buffers
+/// are indexed with int64_t, so an overflowing size must be an error rather
+/// than a wrapped index.
+static bool productFits(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors) {
+    if (f < 0)
+      return false;
+    if (f != 0 && product > std::numeric_limits<int64_t>::max() / f)
+      return false;
+    product *= f;
+  }
+  return true;
+}
+
+static const char *maskName(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Causal:
+    return "causal";
+  case MaskKind::Block:
+    return "block";
+  case MaskKind::BlockCausal:
+    return "block_causal";
+  case MaskKind::PriorBlocks:
+    return "prior_blocks";
+  }
+  return "unknown";
+}
+
+static const char *scoreName(Score score) {
+  switch (score) {
+  case Score::Softmax:
+    return "softmax";
+  case Score::Relu2:
+    return "relu2";
+  case Score::Kernel:
+    return "kernel";
+  }
+  return "unknown";
+}
+
+/// The per-term half of validate(); returns "" or a message without the
+/// "term N: " prefix.
+static std::string validateTerm(const Problem &problem, const Term &term) {
+  const int64_t n = problem.queries, m = problem.keys;
+  if (term.featureDim < 1)
+    return "feature size D must be positive, got " +
+           std::to_string(term.featureDim);
+  if (!term.q)
+    return "query tensor q is null";
+  if (!term.k)
+    return "key tensor k is null";
+
+  if (term.score == Score::Kernel && term.featureMap == FeatureMap::None)
+    return "a kernel score needs a feature map";
+  if (term.score != Score::Kernel && term.featureMap != FeatureMap::None)
+    return std::string("a ") + scoreName(term.score) +
+           " score takes no feature map";
+  if (term.featureMap == FeatureMap::FavorPlus) {
+    if (term.numFeatures <= 0)
+      return "favor+ needs a positive number of features m, got " +
+             std::to_string(term.numFeatures);
+    if (!term.omega)
+      return "favor+ needs the random features omega [m, D]";
+    if (!productFits({term.numFeatures, term.featureDim}))
+      return "favor+ omega [m, D] is too large";
+  }
+
+  const MaskKind kind = term.mask.kind;
+  const bool chunked = kind == MaskKind::Block ||
+                       kind == MaskKind::BlockCausal ||
+                       kind == MaskKind::PriorBlocks;
+  if (chunked && term.mask.chunk <= 0)
+    return std::string(maskName(kind)) +
+           " mask needs a positive chunk size, got " +
+           std::to_string(term.mask.chunk);
+  const bool causal = kind == MaskKind::Causal || kind == MaskKind::BlockCausal;
+  if (causal && n != m)
+    return std::string(maskName(kind)) +
+           " mask needs N == M, got N = " + std::to_string(n) +
+           ", M = " + std::to_string(m);
+
+  if (term.projectedLength < 0)
+    return "projected length must not be negative, got " +
+           std::to_string(term.projectedLength);
+  if (term.projectedLength > 0) {
+    if (kind != MaskKind::None)
+      return std::string("projection cannot be combined with a ") +
+             maskName(kind) + " mask";
+    if (!term.projectKeys)
+      return "projection needs E [k, M] for the keys";
+    if (!term.projectValues)
+      return "projection needs F [k, M] for the values";
+    if (!productFits({term.projectedLength, m}) ||
+        !productFits({term.projectedLength, problem.valueDim}) ||
+        !productFits({term.projectedLength, term.featureDim}))
+      return "projected tensors are too large";
+  }
+
+  if (term.scale && !(std::isfinite(*term.scale) && *term.scale > 0.0))
+    return "scale must be finite and positive, got " +
+           std::to_string(*term.scale);
+  if (term.eps && !(std::isfinite(*term.eps) && *term.eps >= 0.0))
+    return "eps must be finite and non-negative, got " +
+           std::to_string(*term.eps);
+
+  if (!productFits({problem.batch, problem.heads, n, term.featureDim}) ||
+      !productFits({problem.batch, problem.heads, m, term.featureDim}))
+    return "q or k is too large";
+  return "";
+}
+
+std::string reference::validate(const Problem &problem) {
+  struct NamedSize {
+    const char *name;
+    int64_t value;
+  };
+  const NamedSize sizes[] = {{"batch B", problem.batch},
+                             {"heads H", problem.heads},
+                             {"queries N", problem.queries},
+                             {"keys M", problem.keys},
+                             {"value size E", problem.valueDim}};
+  for (const NamedSize &size : sizes)
+    if (size.value < 1)
+      return std::string(size.name) + " must be positive, got " +
+             std::to_string(size.value);
+  if (!productFits(
+          {problem.batch, problem.heads, problem.queries, problem.valueDim}) ||
+      !productFits(
+          {problem.batch, problem.heads, problem.keys, problem.valueDim}))
+    return "v, gate or output is too large";
+  if (!problem.v)
+    return "value tensor v is null";
+  if (problem.terms.empty())
+    return "a spec needs at least one term";
+  for (size_t t = 0; t < problem.terms.size(); ++t) {
+    std::string message = validateTerm(problem, problem.terms[t]);
+    if (!message.empty())
+      return "term " + std::to_string(t) + ": " + message;
+  }
+  return "";
+}
+
+/// Adds term_i = Σ_j w_ij v_j / z_i of \p term, for the (batch, head) slice
+/// \p slice, into \p acc ([N, E], double).
+static void accumulateTerm(const Problem &problem, const Term &term,
+                           int64_t slice, std::vector<double> &acc) {
+  const int64_t n = problem.queries, m = problem.keys, e = problem.valueDim;
+  const int64_t dim = term.featureDim;
+  const float *q = term.q + slice * n * dim;
+  const float *k = term.k + slice * m * dim;
+  const float *v = problem.v + slice * m * e;
+
+  // The keys and values this term attends over, widened to double. With a
+  // Linformer projection they are E·K and F·V (both along the sequence),
+  // built here per term so that another term still sees the original V.
+  const int64_t numKeys = term.projectedLength > 0 ? term.projectedLength : m;
+  std::vector<double> keys(static_cast<size_t>(numKeys * dim), 0.0);
+  std::vector<double> values(static_cast<size_t>(numKeys * e), 0.0);
+  if (term.projectedLength > 0) {
+    for (int64_t p = 0; p < numKeys; ++p) {
+      for (int64_t j = 0; j < m; ++j) {
+        const double ek = term.projectKeys[p * m + j];
+        const double fv = term.projectValues[p * m + j];
+        for (int64_t d = 0; d < dim; ++d)
+          keys[p * dim + d] += ek * static_cast<double>(k[j * dim + d]);
+        for (int64_t c = 0; c < e; ++c)
+          values[p * e + c] += fv * static_cast<double>(v[j * e + c]);
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < m * dim; ++i)
+      keys[i] = k[i];
+    for (int64_t i = 0; i < m * e; ++i)
+      values[i] = v[i];
+  }
+
+  // cosFormer's L is §1's max(N, M), with M the spec's key count even when a
+  // projection leaves k keys: §1 defines L from the input sizes, and a
+  // compiled kernel knows those before it projects anything.
+  const int64_t length = std::max(n, m);
+  const bool isKernel = term.score == Score::Kernel;
+  const int64_t width = isKernel ? featureWidth(term) : 0;
+  std::vector<double> keyFeatures;
+  if (isKernel) {
+    keyFeatures.resize(static_cast<size_t>(numKeys * width));
+    for (int64_t j = 0; j < numKeys; ++j) {
+      std::vector<double> phi = featureMapRow(term, &keys[j * dim], j, length);
+      std::copy(phi.begin(), phi.end(), keyFeatures.begin() + j * width);
+    }
+  }
+
+  const double scale = effectiveScale(term);
+  const double eps = effectiveEps(term);
+  const Normalizer normalizer = effectiveNormalizer(term);
+  std::vector<double> query(static_cast<size_t>(dim));
+  std::vector<double> weights(static_cast<size_t>(numKeys));
+  std::vector<char> unmasked(static_cast<size_t>(numKeys));
+
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t d = 0; d < dim; ++d)
+      query[d] = q[i * dim + d];
+    std::vector<double> queryFeatures;
+    if (isKernel)
+      queryFeatures = featureMapRow(term, query.data(), i, length);
+
+    // Raw scores (s·q·k, or φ·φ for kernels) of the unmasked keys.
+    int64_t count = 0;
+    double maxScore = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < numKeys; ++j) {
+      // A projected term has no key positions to mask (validate() insists
+      // on `none`), so j indexes the k projected keys.
+      unmasked[j] = term.mask.allows(i, j);
+      weights[j] = 0.0;
+      if (!unmasked[j])
+        continue;
+      ++count;
+      double score = 0.0;
+      if (isKernel) {
+        for (int64_t f = 0; f < width; ++f)
+          score += queryFeatures[f] * keyFeatures[j * width + f];
+      } else {
+        for (int64_t d = 0; d < dim; ++d)
+          score += query[d] * keys[j * dim + d];
+        score *= scale;
+      }
+      weights[j] = score;
+      maxScore = std::max(maxScore, score);
+    }
+    // No unmasked key: the row contributes 0. For softmax this is also what
+    // keeps exp(−inf − (−inf)) = NaN out of the output.
+    if (count == 0)
+      continue;
+
+    double sum = 0.0;
+    for (int64_t j = 0; j < numKeys; ++j) {
+      if (!unmasked[j])
+        continue;
+      if (term.score == Score::Softmax) {
+        weights[j] = std::exp(weights[j] - maxScore);
+      } else if (term.score == Score::Relu2) {
+        const double r = std::max(weights[j], 0.0);
+        weights[j] = r * r;
+      }
+      sum += weights[j];
+    }
+
+    double z = 1.0;
+    switch (normalizer) {
+    case Normalizer::Default: // Resolved by effectiveNormalizer().
+    case Normalizer::Rows:
+      z = sum + eps;
+      break;
+    case Normalizer::Length:
+      z = static_cast<double>(count);
+      break;
+    case Normalizer::None:
+      z = 1.0;
+      break;
+    }
+    // Kernel weights may cancel exactly; §1 asks for 0 rather than ±inf/NaN.
+    if (z == 0.0)
+      continue;
+
+    for (int64_t c = 0; c < e; ++c) {
+      double numerator = 0.0;
+      for (int64_t j = 0; j < numKeys; ++j)
+        if (unmasked[j])
+          numerator += weights[j] * values[j * e + c];
+      acc[i * e + c] += numerator / z;
+    }
+  }
+}
+
+std::string reference::evaluate(const Problem &problem, float *out) {
+  std::string message = validate(problem);
+  if (!message.empty())
+    return message;
+  if (!out)
+    return "output buffer is null";
+
+  const int64_t n = problem.queries, e = problem.valueDim;
+  const int64_t slices = problem.batch * problem.heads;
+  // One (batch, head) slice at a time: the terms are summed in double and
+  // gated before the single rounding to f32.
+  std::vector<double> acc(static_cast<size_t>(n * e));
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (const Term &term : problem.terms)
+      accumulateTerm(problem, term, slice, acc);
+    const int64_t base = slice * n * e;
+    for (int64_t idx = 0; idx < n * e; ++idx) {
+      const double gate =
+          problem.gate ? static_cast<double>(problem.gate[base + idx]) : 1.0;
+      out[base + idx] = static_cast<float>(gate * acc[idx]);
+    }
+  }
+  return "";
+}

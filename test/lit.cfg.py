@@ -1,0 +1,37 @@
+# -*- Python -*-
+# lit configuration for attn's FileCheck tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".attn", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+# Unit/ has its own configuration (gtest binaries).
+config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%attn_libs", config.attn_lib_dir))
+config.substitutions.append(("%attn_src", config.attn_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = [
+    "attn-opt",
+    "attnc",
+    "not",
+    "split-file",
+    # The stock mlir-opt from the packages, to load the plugins into.
+    ToolSubst("host-mlir-opt", config.host_mlir_opt),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
