@@ -1,0 +1,115 @@
+//===- AST.h - The syntax tree of an .attn spec -----------------*- C++ -*-===//
+//
+// What the parser read, with the location of every piece, before any name is
+// resolved. The score, feature map, mask and normaliser reuse the plain enums
+// of the reference evaluator: they mean exactly DESIGN §1.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_FRONTEND_AST_H
+#define ATTN_FRONTEND_AST_H
+
+#include "attn/Frontend/Diagnostics.h"
+#include "attn/Reference/Reference.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace frontend {
+
+using reference::FeatureMap;
+using reference::Mask;
+using reference::MaskKind;
+using reference::Normalizer;
+using reference::Score;
+
+enum class Order { Auto, QkFirst, KvFirst };
+
+/// `dim N` (dynamic, bound at run time) or `dim D = 64`.
+struct DimDecl {
+  std::string name;
+  std::optional<int64_t> value;
+  SourceLocation loc;
+};
+
+/// One entry of an input's shape: an integer or the name of a `dim`.
+struct ShapeEntry {
+  std::string name; ///< Empty for a literal.
+  int64_t value = 0;
+  SourceLocation loc;
+  bool isLiteral() const { return name.empty(); }
+};
+
+/// `input q: [B, H, N, 64]`
+struct InputDecl {
+  std::string name;
+  std::vector<ShapeEntry> shape;
+  SourceLocation loc;
+};
+
+/// A reference to an input by name, with where it was written (or, for a
+/// defaulted reference, where the construct that implied it starts).
+struct InputRef {
+  std::string name;
+  SourceLocation loc;
+  bool isSet() const { return !name.empty(); }
+};
+
+/// `term NAME { ... }`: one attention term (DESIGN §1).
+struct TermDecl {
+  std::string name;
+  SourceLocation loc;
+
+  InputRef query;  ///< Defaults to the input named `q`.
+  InputRef key;    ///< Defaults to the input named `k`.
+  std::optional<Score> score;
+  FeatureMap featureMap = FeatureMap::None;
+  SourceLocation scoreLoc;
+  Mask mask;
+  SourceLocation maskLoc;
+  Normalizer normalizer = Normalizer::Default;
+  SourceLocation normalizerLoc;
+  std::optional<double> scale;
+  SourceLocation scaleLoc;
+  std::optional<double> eps;
+  SourceLocation epsLoc;
+  Order order = Order::Auto;
+  SourceLocation orderLoc;
+  std::optional<int64_t> chunk; ///< std::nullopt = auto.
+  SourceLocation chunkLoc;
+  InputRef omega;         ///< FAVOR+ random features [m, D].
+  InputRef projectKeys;   ///< Linformer E [k, M].
+  InputRef projectValues; ///< Linformer F [k, M].
+};
+
+/// A whole spec: `attention NAME { dims, inputs, terms, value, gate }`.
+struct Spec {
+  std::string name;
+  SourceLocation loc;
+  std::vector<DimDecl> dims;
+  std::vector<InputDecl> inputs;
+  std::vector<TermDecl> terms;
+  InputRef value; ///< Defaults to the input named `v`.
+  InputRef gate;  ///< Optional.
+
+  const DimDecl *findDim(const std::string &name) const;
+  const InputDecl *findInput(const std::string &name) const;
+};
+
+const char *toString(Score score);
+const char *toString(FeatureMap featureMap);
+const char *toString(MaskKind kind);
+const char *toString(Normalizer normalizer);
+const char *toString(Order order);
+
+/// Prints \p spec as an indented tree (attnc --emit=ast).
+void printAST(const Spec &spec, std::ostream &os);
+
+} // namespace frontend
+} // namespace attn
+
+#endif // ATTN_FRONTEND_AST_H

@@ -1,0 +1,153 @@
+//===- AST.cpp - The syntax tree of an .attn spec -------------------------===//
+
+#include "attn/Frontend/AST.h"
+
+using namespace attn::frontend;
+
+const DimDecl *Spec::findDim(const std::string &name) const {
+  for (const DimDecl &dim : dims)
+    if (dim.name == name)
+      return &dim;
+  return nullptr;
+}
+
+const InputDecl *Spec::findInput(const std::string &name) const {
+  for (const InputDecl &input : inputs)
+    if (input.name == name)
+      return &input;
+  return nullptr;
+}
+
+const char *attn::frontend::toString(Score score) {
+  switch (score) {
+  case Score::Softmax:
+    return "softmax";
+  case Score::Relu2:
+    return "relu2";
+  case Score::Kernel:
+    return "kernel";
+  }
+  return "?";
+}
+
+const char *attn::frontend::toString(FeatureMap featureMap) {
+  switch (featureMap) {
+  case FeatureMap::None:
+    return "none";
+  case FeatureMap::Identity:
+    return "identity";
+  case FeatureMap::Relu:
+    return "relu";
+  case FeatureMap::Elu1:
+    return "elu1";
+  case FeatureMap::FavorPlus:
+    return "favor+";
+  case FeatureMap::CosFormer:
+    return "cosformer";
+  }
+  return "?";
+}
+
+const char *attn::frontend::toString(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Causal:
+    return "causal";
+  case MaskKind::Block:
+    return "block";
+  case MaskKind::BlockCausal:
+    return "block_causal";
+  case MaskKind::PriorBlocks:
+    return "prior_blocks";
+  }
+  return "?";
+}
+
+const char *attn::frontend::toString(Normalizer normalizer) {
+  switch (normalizer) {
+  case Normalizer::Default:
+    return "default";
+  case Normalizer::Rows:
+    return "rows";
+  case Normalizer::Length:
+    return "length";
+  case Normalizer::None:
+    return "none";
+  }
+  return "?";
+}
+
+const char *attn::frontend::toString(Order order) {
+  switch (order) {
+  case Order::Auto:
+    return "auto";
+  case Order::QkFirst:
+    return "qk_first";
+  case Order::KvFirst:
+    return "kv_first";
+  }
+  return "?";
+}
+
+static std::ostream &operator<<(std::ostream &os, SourceLocation loc) {
+  return os << "@" << loc.line << ":" << loc.column;
+}
+
+void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
+  os << "Spec " << spec.name << " " << spec.loc << "\n";
+  for (const DimDecl &dim : spec.dims) {
+    os << "  Dim " << dim.name << " = ";
+    if (dim.value)
+      os << *dim.value;
+    else
+      os << "?";
+    os << " " << dim.loc << "\n";
+  }
+  for (const InputDecl &input : spec.inputs) {
+    os << "  Input " << input.name << " [";
+    for (size_t i = 0; i < input.shape.size(); ++i) {
+      if (i)
+        os << ", ";
+      const ShapeEntry &entry = input.shape[i];
+      if (entry.isLiteral())
+        os << entry.value;
+      else
+        os << entry.name;
+    }
+    os << "] " << input.loc << "\n";
+  }
+  for (const TermDecl &term : spec.terms) {
+    os << "  Term " << term.name << " " << term.loc << "\n";
+    os << "    query " << term.query.name << "\n";
+    os << "    key " << term.key.name << "\n";
+    os << "    score " << (term.score ? toString(*term.score) : "?");
+    if (term.featureMap != FeatureMap::None)
+      os << " " << toString(term.featureMap);
+    os << "\n    mask " << toString(term.mask.kind);
+    if (term.mask.kind == MaskKind::Block ||
+        term.mask.kind == MaskKind::BlockCausal ||
+        term.mask.kind == MaskKind::PriorBlocks)
+      os << "(" << term.mask.chunk << ")";
+    os << "\n    normalizer " << toString(term.normalizer) << "\n";
+    if (term.scale)
+      os << "    scale " << *term.scale << "\n";
+    if (term.eps)
+      os << "    eps " << *term.eps << "\n";
+    os << "    order " << toString(term.order) << "\n";
+    os << "    chunk ";
+    if (term.chunk)
+      os << *term.chunk;
+    else
+      os << "auto";
+    os << "\n";
+    if (term.omega.isSet())
+      os << "    omega " << term.omega.name << "\n";
+    if (term.projectKeys.isSet())
+      os << "    project " << term.projectKeys.name << ", "
+         << term.projectValues.name << "\n";
+  }
+  os << "  Value " << spec.value.name << "\n";
+  if (spec.gate.isSet())
+    os << "  Gate " << spec.gate.name << "\n";
+}

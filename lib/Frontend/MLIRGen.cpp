@@ -1,0 +1,203 @@
+//===- MLIRGen.cpp - Lower a checked .attn spec to the attn dialect -------===//
+
+#include "attn/Frontend/MLIRGen.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+using namespace attn::frontend;
+namespace dialect = mlir::attn;
+
+namespace {
+
+dialect::Score convert(Score score) {
+  switch (score) {
+  case Score::Softmax:
+    return dialect::Score::Softmax;
+  case Score::Relu2:
+    return dialect::Score::Relu2;
+  case Score::Kernel:
+    return dialect::Score::Kernel;
+  }
+  return dialect::Score::Softmax;
+}
+
+dialect::FeatureMap convert(FeatureMap featureMap) {
+  switch (featureMap) {
+  case FeatureMap::Identity:
+  case FeatureMap::None:
+    return dialect::FeatureMap::Identity;
+  case FeatureMap::Relu:
+    return dialect::FeatureMap::Relu;
+  case FeatureMap::Elu1:
+    return dialect::FeatureMap::Elu1;
+  case FeatureMap::FavorPlus:
+    return dialect::FeatureMap::FavorPlus;
+  case FeatureMap::CosFormer:
+    return dialect::FeatureMap::CosFormer;
+  }
+  return dialect::FeatureMap::Identity;
+}
+
+dialect::MaskKind convert(MaskKind kind) {
+  switch (kind) {
+  case MaskKind::None:
+    return dialect::MaskKind::None;
+  case MaskKind::Causal:
+    return dialect::MaskKind::Causal;
+  case MaskKind::Block:
+    return dialect::MaskKind::Block;
+  case MaskKind::BlockCausal:
+    return dialect::MaskKind::BlockCausal;
+  case MaskKind::PriorBlocks:
+    return dialect::MaskKind::PriorBlocks;
+  }
+  return dialect::MaskKind::None;
+}
+
+std::optional<dialect::Normalizer> convert(Normalizer normalizer) {
+  switch (normalizer) {
+  case Normalizer::Default:
+    return std::nullopt;
+  case Normalizer::Rows:
+    return dialect::Normalizer::Rows;
+  case Normalizer::Length:
+    return dialect::Normalizer::Length;
+  case Normalizer::None:
+    return dialect::Normalizer::None;
+  }
+  return std::nullopt;
+}
+
+dialect::Order convert(Order order) {
+  switch (order) {
+  case Order::Auto:
+    return dialect::Order::Auto;
+  case Order::QkFirst:
+    return dialect::Order::QkFirst;
+  case Order::KvFirst:
+    return dialect::Order::KvFirst;
+  }
+  return dialect::Order::Auto;
+}
+
+class Generator {
+public:
+  Generator(mlir::MLIRContext &context, const Spec &spec,
+            const SourceFile &source, const SizeBindings &sizes)
+      : context(context), builder(&context), spec(spec), source(source),
+        sizes(sizes) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run() {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(location(spec.loc));
+    builder.setInsertionPointToEnd(module->getBody());
+
+    llvm::SmallVector<mlir::Type> argTypes;
+    for (const InputDecl &input : spec.inputs)
+      argTypes.push_back(tensorType(input));
+    const InputDecl &query = *spec.findInput(spec.terms.front().query.name);
+    const InputDecl &value = *spec.findInput(spec.value.name);
+    mlir::Type resultType = mlir::RankedTensorType::get(
+        {dim(query, 0), dim(query, 1), dim(query, 2), dim(value, 3)},
+        builder.getF32Type());
+
+    auto func = mlir::func::FuncOp::create(
+        builder, location(spec.loc), spec.name,
+        builder.getFunctionType(argTypes, {resultType}));
+    mlir::Block *entry = func.addEntryBlock();
+    for (auto [index, input] : llvm::enumerate(spec.inputs)) {
+      func.setArgAttr(index, "attn.input", builder.getStringAttr(input.name));
+      arguments[input.name] = entry->getArgument(index);
+    }
+    builder.setInsertionPointToStart(entry);
+
+    llvm::SmallVector<mlir::Value> terms;
+    for (const TermDecl &term : spec.terms)
+      terms.push_back(emitTerm(term, resultType));
+
+    mlir::Value output = terms.front();
+    if (terms.size() > 1 || spec.gate.isSet()) {
+      mlir::Value gate =
+          spec.gate.isSet() ? arguments.at(spec.gate.name) : mlir::Value();
+      output = dialect::CombineOp::create(builder, location(spec.loc),
+                                          resultType, terms, gate);
+    }
+    mlir::func::ReturnOp::create(builder, location(spec.loc), output);
+    return module;
+  }
+
+private:
+  mlir::Location location(SourceLocation loc) {
+    return mlir::FileLineColLoc::get(&context, source.getName(), loc.line,
+                                     loc.column);
+  }
+
+  int64_t dim(const InputDecl &input, size_t index) {
+    const ShapeEntry &entry = input.shape[index];
+    if (entry.isLiteral())
+      return entry.value;
+    auto it = sizes.find(entry.name);
+    return it == sizes.end() ? mlir::ShapedType::kDynamic : it->second;
+  }
+
+  mlir::RankedTensorType tensorType(const InputDecl &input) {
+    llvm::SmallVector<int64_t> shape;
+    for (size_t i = 0; i < input.shape.size(); ++i)
+      shape.push_back(dim(input, i));
+    return mlir::RankedTensorType::get(shape, builder.getF32Type());
+  }
+
+  mlir::Value emitTerm(const TermDecl &term, mlir::Type resultType) {
+    auto lookup = [&](const InputRef &ref) {
+      return ref.isSet() ? arguments.at(ref.name) : mlir::Value();
+    };
+    mlir::Location loc = mlir::NameLoc::get(builder.getStringAttr(term.name),
+                                            location(term.loc));
+    dialect::FeatureMapAttr featureMap;
+    if (*term.score == Score::Kernel)
+      featureMap =
+          dialect::FeatureMapAttr::get(&context, convert(term.featureMap));
+    dialect::MaskAttr mask;
+    if (term.mask.kind != MaskKind::None)
+      mask = dialect::MaskAttr::get(&context, convert(term.mask.kind),
+                                    term.mask.chunk);
+    dialect::NormalizerAttr normalizer;
+    if (std::optional<dialect::Normalizer> value = convert(term.normalizer))
+      normalizer = dialect::NormalizerAttr::get(&context, *value);
+    auto floatAttr = [&](std::optional<double> value) {
+      return value ? builder.getF64FloatAttr(*value) : mlir::FloatAttr();
+    };
+    mlir::IntegerAttr chunk;
+    if (term.chunk)
+      chunk = builder.getI64IntegerAttr(*term.chunk);
+    auto op = dialect::TermOp::create(
+        builder, loc, resultType, lookup(term.query), lookup(term.key),
+        arguments.at(spec.value.name), lookup(term.omega),
+        lookup(term.projectKeys), lookup(term.projectValues),
+        convert(*term.score), featureMap, mask, normalizer,
+        floatAttr(term.scale), floatAttr(term.eps), convert(term.order),
+        chunk);
+    return op.getResult();
+  }
+
+  mlir::MLIRContext &context;
+  mlir::OpBuilder builder;
+  const Spec &spec;
+  const SourceFile &source;
+  const SizeBindings &sizes;
+  std::map<std::string, mlir::Value> arguments;
+};
+
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp>
+attn::frontend::generateMLIR(mlir::MLIRContext &context, const Spec &spec,
+                             const SourceFile &source,
+                             const SizeBindings &sizes) {
+  return Generator(context, spec, source, sizes).run();
+}

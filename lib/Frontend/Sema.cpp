@@ -1,0 +1,207 @@
+//===- Sema.cpp - Name resolution and size binding for .attn specs --------===//
+//
+// Only what the language itself defines is checked here (names, ranks,
+// defaults). The math's constraints live in one place, the attn dialect's
+// verifier, and attnc reports its messages at the term they come from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Frontend/Parser.h"
+
+#include <set>
+
+using namespace attn::frontend;
+
+namespace {
+
+class Checker {
+public:
+  Checker(Spec &spec, Diagnostic &error) : spec(spec), error(error) {}
+
+  bool run() {
+    return checkDims() && checkInputs() && checkTerms() && checkValueAndGate() &&
+           checkAllInputsUsed();
+  }
+
+private:
+  bool fail(SourceLocation loc, std::string message) {
+    error.loc = loc;
+    error.message = std::move(message);
+    return false;
+  }
+
+  std::vector<std::string> inputNames() const {
+    std::vector<std::string> names;
+    for (const InputDecl &input : spec.inputs)
+      names.push_back(input.name);
+    return names;
+  }
+
+  bool checkDims() {
+    std::set<std::string> seen;
+    for (const DimDecl &dim : spec.dims)
+      if (!seen.insert(dim.name).second)
+        return fail(dim.loc, "size '" + dim.name + "' is declared twice");
+    return true;
+  }
+
+  bool checkInputs() {
+    std::set<std::string> seen;
+    std::vector<std::string> dimNames;
+    for (const DimDecl &dim : spec.dims)
+      dimNames.push_back(dim.name);
+    for (const InputDecl &input : spec.inputs) {
+      if (!seen.insert(input.name).second)
+        return fail(input.loc, "input '" + input.name + "' is declared twice");
+      for (const ShapeEntry &entry : input.shape)
+        if (!entry.isLiteral() && !spec.findDim(entry.name))
+          return fail(entry.loc,
+                      "unknown size '" + entry.name + "'" +
+                          (dimNames.empty()
+                               ? "; declare it with 'dim " + entry.name +
+                                     "' (dynamic) or 'dim " + entry.name +
+                                     " = 64'"
+                               : suggest(entry.name, dimNames)));
+    }
+    return true;
+  }
+
+  /// Resolves \p ref (defaulting to \p defaultName at \p defaultLoc) to an
+  /// input of rank \p rank; \p role and \p layout explain the rank.
+  bool resolve(InputRef &ref, const std::string &defaultName,
+               SourceLocation defaultLoc, size_t rank, const std::string &role,
+               const char *layout) {
+    if (!ref.isSet()) {
+      ref.name = defaultName;
+      ref.loc = defaultLoc;
+      if (!spec.findInput(defaultName))
+        return fail(defaultLoc, role + " defaults to the input '" +
+                                    defaultName +
+                                    "', but there is no such input");
+    }
+    const InputDecl *input = spec.findInput(ref.name);
+    if (!input)
+      return fail(ref.loc, "unknown input '" + ref.name + "'" +
+                               (spec.inputs.empty()
+                                    ? std::string()
+                                    : suggest(ref.name, inputNames())));
+    if (input->shape.size() != rank)
+      return fail(ref.loc, "input '" + ref.name + "' is " + role +
+                               " and needs " + std::to_string(rank) +
+                               " sizes " + layout + ", but has " +
+                               std::to_string(input->shape.size()));
+    used.insert(ref.name);
+    return true;
+  }
+
+  bool checkTerms() {
+    if (spec.terms.empty())
+      return fail(spec.loc, "spec '" + spec.name +
+                                "' has no term; add 'term { score = softmax }'");
+    std::set<std::string> seen;
+    for (TermDecl &term : spec.terms) {
+      if (!seen.insert(term.name).second)
+        return fail(term.loc, "term '" + term.name + "' is declared twice");
+      if (!term.score)
+        return fail(term.loc, "term '" + term.name +
+                                  "' has no score; add 'score = softmax', "
+                                  "'score = relu2' or 'score = kernel elu1'");
+      std::string of = " of term '" + term.name + "'";
+      if (!resolve(term.query, "q", term.loc, 4, "the query" + of,
+                   "[B, H, N, D]") ||
+          !resolve(term.key, "k", term.loc, 4, "the key" + of,
+                   "[B, H, M, D]"))
+        return false;
+      if (term.omega.isSet() &&
+          !resolve(term.omega, "", term.loc, 2, "omega" + of, "[m, D]"))
+        return false;
+      if (term.projectKeys.isSet() &&
+          (!resolve(term.projectKeys, "", term.loc, 2,
+                    "the key projection E" + of, "[k, M]") ||
+           !resolve(term.projectValues, "", term.loc, 2,
+                    "the value projection F" + of, "[k, M]")))
+        return false;
+    }
+    return true;
+  }
+
+  bool checkValueAndGate() {
+    if (!resolve(spec.value, "v", spec.loc, 4, "the values", "[B, H, M, E]"))
+      return false;
+    if (spec.gate.isSet() &&
+        !resolve(spec.gate, "", spec.loc, 4, "the gate", "[B, H, N, E]"))
+      return false;
+    return true;
+  }
+
+  bool checkAllInputsUsed() {
+    for (const InputDecl &input : spec.inputs)
+      if (!used.count(input.name))
+        return fail(input.loc,
+                    "input '" + input.name +
+                        "' is not used by any term, the value or the gate");
+    return true;
+  }
+
+  Spec &spec;
+  Diagnostic &error;
+  std::set<std::string> used;
+};
+
+} // namespace
+
+bool attn::frontend::checkSpec(Spec &spec, Diagnostic &error) {
+  return Checker(spec, error).run();
+}
+
+bool attn::frontend::bindSizes(const Spec &spec,
+                               const SizeBindings &overrides,
+                               bool allowUnbound, SizeBindings &result,
+                               Diagnostic &error) {
+  result.clear();
+  for (const auto &[name, value] : overrides) {
+    if (!spec.findDim(name)) {
+      std::vector<std::string> names;
+      for (const DimDecl &dim : spec.dims)
+        names.push_back(dim.name);
+      error.loc = {};
+      error.message = "--set " + name + ": the spec has no size '" + name +
+                      "'" + (names.empty() ? "" : suggest(name, names));
+      return false;
+    }
+    if (value <= 0) {
+      error.loc = {};
+      error.message = "--set " + name + "=" + std::to_string(value) +
+                      ": sizes must be positive";
+      return false;
+    }
+  }
+  for (const DimDecl &dim : spec.dims) {
+    auto it = overrides.find(dim.name);
+    if (it != overrides.end()) {
+      result[dim.name] = it->second;
+    } else if (dim.value) {
+      result[dim.name] = *dim.value;
+    } else if (!allowUnbound) {
+      error.loc = dim.loc;
+      error.message = "size '" + dim.name + "' is dynamic; give it with --set " +
+                      dim.name + "=VALUE";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> attn::frontend::concreteShape(const InputDecl &input,
+                                                   const SizeBindings &sizes) {
+  std::vector<int64_t> shape;
+  for (const ShapeEntry &entry : input.shape) {
+    if (entry.isLiteral()) {
+      shape.push_back(entry.value);
+      continue;
+    }
+    auto it = sizes.find(entry.name);
+    shape.push_back(it == sizes.end() ? -1 : it->second);
+  }
+  return shape;
+}

@@ -1,0 +1,480 @@
+//===- attnc.cpp - The attn compiler driver -------------------------------===//
+//
+//   attnc SPEC --emit=ast|mlir [-o OUT] [--set N=4096]
+//   attnc run SPEC [--set N=4096] [--inputs DIR] [--save DIR] [--seed S]
+//
+// Exit status 0 on success and 1 on any user error, reported as
+// `file:line:col: error: message` with the source line and a caret; output
+// files are written to a temporary file and renamed, never half-written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Frontend/MLIRGen.h"
+#include "attn/Frontend/Parser.h"
+#include "attn/InitAll.h"
+#include "attn/Reference/Reference.h"
+#include "attn/Support/InputGenerator.h"
+#include "attn/Support/Npy.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <sstream>
+
+using namespace attn;
+using namespace attn::frontend;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+static cl::OptionCategory attncCategory("attnc options");
+static cl::SubCommand runCommand(
+    "run", "Evaluate a spec on given or generated inputs (reference "
+           "evaluator) and write the output");
+
+static cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.attn>"),
+                                     cl::Required,
+                                     cl::sub(cl::SubCommand::getTopLevel()),
+                                     cl::sub(runCommand));
+
+enum class EmitKind { AST, MLIR };
+static cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to emit"), cl::init(EmitKind::MLIR),
+    cl::values(clEnumValN(EmitKind::AST, "ast", "the parsed spec"),
+               clEnumValN(EmitKind::MLIR, "mlir", "the attn dialect")),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCategory));
+
+static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::sub(cl::SubCommand::getTopLevel()),
+                                       cl::cat(attncCategory));
+
+static cl::list<std::string>
+    sizeSettings("set", cl::desc("Bind a size: --set N=4096"),
+                 cl::value_desc("NAME=VALUE"),
+                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+                 cl::cat(attncCategory));
+
+static cl::opt<std::string>
+    inputsDir("inputs",
+              cl::desc("Read each input from DIR/<input name>.npy when present"),
+              cl::value_desc("DIR"), cl::sub(runCommand),
+              cl::cat(attncCategory));
+
+static cl::opt<std::string>
+    saveDir("save", cl::desc("Write every input used and out.npy to DIR"),
+            cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(attncCategory));
+
+static cl::opt<uint64_t>
+    seed("seed", cl::desc("Seed for generated inputs (default 0)"),
+         cl::init(0), cl::sub(runCommand), cl::cat(attncCategory));
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+static int userError(const std::string &message) {
+  llvm::errs() << "attnc: error: " << message << "\n";
+  return 1;
+}
+
+static int specError(const SourceFile &source, const Diagnostic &diag) {
+  llvm::errs() << source.render(diag.loc, diag.message);
+  return 1;
+}
+
+/// Finds the spec location (and the term name) inside an MLIR location.
+static void findSpecLocation(mlir::Location loc, SourceLocation &result,
+                             std::string &termName) {
+  if (auto fileLoc = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    result = {static_cast<int>(fileLoc.getLine()),
+              static_cast<int>(fileLoc.getColumn())};
+  } else if (auto nameLoc = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    termName = nameLoc.getName().str();
+    findSpecLocation(nameLoc.getChildLoc(), result, termName);
+  } else if (auto fusedLoc = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    for (mlir::Location inner : fusedLoc.getLocations())
+      findSpecLocation(inner, result, termName);
+  }
+}
+
+static void replaceAll(std::string &text, const std::string &from,
+                       const std::string &to) {
+  for (size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size()))
+    text.replace(pos, from.size(), to);
+}
+
+/// Generates the module for \p sizes and verifies it, reporting a verifier
+/// error at the spec location of the term it comes from, in the spec's words.
+static mlir::OwningOpRef<mlir::ModuleOp>
+generateVerifiedModule(mlir::MLIRContext &context, const Spec &spec,
+                       const SourceFile &source, const SizeBindings &sizes) {
+  std::optional<Diagnostic> firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() != mlir::DiagnosticSeverity::Error || firstError)
+      return mlir::success();
+    Diagnostic error;
+    std::string termName;
+    findSpecLocation(diag.getLocation(), error.loc, termName);
+    error.message = diag.str();
+    replaceAll(error.message, "'attn.term' op ", "term '" + termName + "': ");
+    replaceAll(error.message, "'attn.combine' op ", "");
+    replaceAll(error.message, "'favor_plus'", "'favor+'");
+    firstError = error;
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      generateMLIR(context, spec, source, sizes);
+  if (failed(mlir::verify(*module))) {
+    if (!firstError)
+      firstError = Diagnostic{spec.loc, "the generated IR does not verify"};
+    specError(source, *firstError);
+    return nullptr;
+  }
+  return module;
+}
+
+/// Parses the `--set NAME=VALUE` flags.
+static bool parseSizeSettings(SizeBindings &result) {
+  for (const std::string &setting : sizeSettings) {
+    size_t equals = setting.find('=');
+    std::string name = setting.substr(0, equals);
+    std::string value =
+        equals == std::string::npos ? "" : setting.substr(equals + 1);
+    long long number = 0;
+    if (name.empty() || value.empty() ||
+        llvm::StringRef(value).getAsInteger(10, number)) {
+      userError("--set expects NAME=VALUE with an integer VALUE, got '" +
+                setting + "'");
+      return false;
+    }
+    if (result.count(name)) {
+      userError("--set " + name + " is given twice");
+      return false;
+    }
+    result[name] = number;
+  }
+  return true;
+}
+
+static std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+static int writeOutput(const std::string &text) {
+  if (llvm::Error error = llvm::writeToOutput(
+          outputPath, [&](llvm::raw_ostream &os) -> llvm::Error {
+            os << text;
+            return llvm::Error::success();
+          }))
+    return userError("cannot write '" + outputPath +
+                     "': " + llvm::toString(std::move(error)));
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// attnc run
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The inputs of one run, with the sizes they bind.
+class RunInputs {
+public:
+  explicit RunInputs(const Spec &spec) : spec(spec) {}
+
+  /// Reads DIR/<name>.npy for every input found there, binding the dynamic
+  /// sizes it determines; \p sizes holds the --set values on entry.
+  bool load(const std::string &dir, SizeBindings &sizes) {
+    for (const InputDecl &input : spec.inputs) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, input.name + ".npy");
+      if (!llvm::sys::fs::exists(path))
+        continue;
+      npy::Array array;
+      std::string error = npy::read(path.str().str(), array);
+      if (!error.empty())
+        return userError(error), false;
+      if (!bindFromArray(input, path.str().str(), array, sizes))
+        return false;
+      arrays[input.name] = std::move(array);
+    }
+    return true;
+  }
+
+  /// Generates every input not read from a file.
+  bool generate(const SizeBindings &sizes) {
+    for (const InputDecl &input : spec.inputs) {
+      if (arrays.count(input.name))
+        continue;
+      npy::Array array;
+      array.shape = concreteShape(input, sizes);
+      uint64_t count = 1;
+      for (int64_t size : array.shape) {
+        if (size > 0 && count > (uint64_t(1) << 32) / uint64_t(size))
+          return userError("input '" + input.name + "' of shape " +
+                           shapeString(array.shape) +
+                           " is too large to generate"),
+                 false;
+        count *= size;
+      }
+      uint64_t inputSeed = inputs::seedFor(seed, input.name);
+      if (isOmega(input.name))
+        array.data = inputs::orthogonalGaussian(inputSeed, array.shape[0],
+                                                array.shape[1]);
+      else if (isProjection(input.name))
+        // Linformer's E and F average over the sequence: N(0, 1/k).
+        array.data = inputs::gaussian(inputSeed, count,
+                                      1.0 / std::sqrt(double(array.shape[0])));
+      else
+        array.data = inputs::gaussian(inputSeed, count);
+      arrays[input.name] = std::move(array);
+    }
+    return true;
+  }
+
+  const npy::Array &get(const std::string &name) const {
+    return arrays.at(name);
+  }
+
+private:
+  bool isOmega(const std::string &name) const {
+    for (const TermDecl &term : spec.terms)
+      if (term.omega.name == name)
+        return true;
+    return false;
+  }
+  bool isProjection(const std::string &name) const {
+    for (const TermDecl &term : spec.terms)
+      if (term.projectKeys.name == name || term.projectValues.name == name)
+        return true;
+    return false;
+  }
+
+  bool bindFromArray(const InputDecl &input, const std::string &path,
+                     const npy::Array &array, SizeBindings &sizes) {
+    if (array.shape.size() != input.shape.size())
+      return userError("input '" + input.name + "' in '" + path + "' has " +
+                       std::to_string(array.shape.size()) +
+                       " dimensions but the spec declares " +
+                       std::to_string(input.shape.size())),
+             false;
+    for (size_t i = 0; i < input.shape.size(); ++i) {
+      const ShapeEntry &entry = input.shape[i];
+      int64_t actual = array.shape[i];
+      std::string where = "input '" + input.name + "' in '" + path +
+                          "' has size " + std::to_string(actual) +
+                          " in dimension " + std::to_string(i);
+      if (entry.isLiteral()) {
+        if (entry.value != actual)
+          return userError(where + " but the spec declares " +
+                           std::to_string(entry.value)),
+                 false;
+        continue;
+      }
+      auto bound = sizes.find(entry.name);
+      if (bound != sizes.end()) {
+        if (bound->second != actual)
+          return userError(where + " but " + entry.name + " = " +
+                           std::to_string(bound->second) + " (" +
+                           boundFrom[entry.name] + ")"),
+                 false;
+        continue;
+      }
+      const DimDecl *dim = spec.findDim(entry.name);
+      if (dim->value && *dim->value != actual)
+        return userError(where + " but the spec declares " + entry.name +
+                         " = " + std::to_string(*dim->value)),
+               false;
+      sizes[entry.name] = actual;
+      boundFrom[entry.name] = "from '" + path + "'";
+    }
+    return true;
+  }
+
+  const Spec &spec;
+  std::map<std::string, npy::Array> arrays;
+
+public:
+  /// Where each bound size came from, for messages.
+  std::map<std::string, std::string> boundFrom;
+};
+} // namespace
+
+static reference::Problem buildProblem(const Spec &spec,
+                                       const RunInputs &inputs) {
+  const npy::Array &value = inputs.get(spec.value.name);
+  const npy::Array &query = inputs.get(spec.terms.front().query.name);
+  reference::Problem problem;
+  problem.batch = query.shape[0];
+  problem.heads = query.shape[1];
+  problem.queries = query.shape[2];
+  problem.keys = value.shape[2];
+  problem.valueDim = value.shape[3];
+  problem.v = value.data.data();
+  if (spec.gate.isSet())
+    problem.gate = inputs.get(spec.gate.name).data.data();
+  for (const TermDecl &decl : spec.terms) {
+    reference::Term term;
+    term.score = *decl.score;
+    term.featureMap = decl.featureMap;
+    term.mask = decl.mask;
+    term.normalizer = decl.normalizer;
+    term.scale = decl.scale;
+    term.eps = decl.eps;
+    const npy::Array &q = inputs.get(decl.query.name);
+    term.featureDim = q.shape[3];
+    term.q = q.data.data();
+    term.k = inputs.get(decl.key.name).data.data();
+    if (decl.omega.isSet()) {
+      const npy::Array &omega = inputs.get(decl.omega.name);
+      term.numFeatures = omega.shape[0];
+      term.omega = omega.data.data();
+    }
+    if (decl.projectKeys.isSet()) {
+      const npy::Array &e = inputs.get(decl.projectKeys.name);
+      term.projectedLength = e.shape[0];
+      term.projectKeys = e.data.data();
+      term.projectValues = inputs.get(decl.projectValues.name).data.data();
+    }
+    problem.terms.push_back(term);
+  }
+  return problem;
+}
+
+static int runSpec(const Spec &spec, const SourceFile &source,
+                   const SizeBindings &overrides) {
+  // Validate the --set names before reading anything.
+  SizeBindings sizes;
+  Diagnostic diag;
+  if (!bindSizes(spec, overrides, /*allowUnbound=*/true, sizes, diag))
+    return specError(source, diag);
+
+  RunInputs inputs(spec);
+  SizeBindings known = overrides;
+  for (const auto &entry : overrides)
+    inputs.boundFrom[entry.first] = "from --set";
+  if (!inputsDir.empty()) {
+    if (!llvm::sys::fs::is_directory(inputsDir))
+      return userError("--inputs '" + inputsDir + "' is not a directory");
+    if (!inputs.load(inputsDir, known))
+      return 1;
+  }
+  if (!bindSizes(spec, known, /*allowUnbound=*/false, sizes, diag))
+    return specError(source, diag);
+
+  // The dialect verifier checks every constraint of DESIGN §1 on the
+  // concrete sizes, so a bad combination is reported at its term.
+  mlir::DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  if (!generateVerifiedModule(context, spec, source, sizes))
+    return 1;
+
+  if (!inputs.generate(sizes))
+    return 1;
+  reference::Problem problem = buildProblem(spec, inputs);
+  npy::Array out;
+  out.shape = {problem.batch, problem.heads, problem.queries,
+               problem.valueDim};
+  out.data.resize(problem.batch * problem.heads * problem.queries *
+                  problem.valueDim);
+  std::string error = reference::evaluate(problem, out.data.data());
+  if (!error.empty())
+    return userError("the reference evaluator rejects the problem: " + error);
+
+  if (!saveDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
+      return userError("cannot create '" + saveDir + "': " + ec.message());
+    auto save = [&](const std::string &name, const npy::Array &array) {
+      llvm::SmallString<256> path(saveDir);
+      llvm::sys::path::append(path, name + ".npy");
+      return npy::write(path.str().str(), array);
+    };
+    for (const InputDecl &input : spec.inputs) {
+      std::string error = save(input.name, inputs.get(input.name));
+      if (!error.empty())
+        return userError(error);
+    }
+    std::string error = save("out", out);
+    if (!error.empty())
+      return userError(error);
+  }
+
+  double sumAbs = 0.0, maxAbs = 0.0;
+  for (float x : out.data) {
+    sumAbs += std::fabs(x);
+    maxAbs = std::max(maxAbs, double(std::fabs(x)));
+  }
+  llvm::outs() << "attnc: " << spec.name << ": out " << shapeString(out.shape)
+               << " (reference evaluator)";
+  std::ostringstream stats;
+  stats << " mean|o| = " << (out.data.empty() ? 0.0 : sumAbs / out.data.size())
+        << ", max|o| = " << maxAbs;
+  llvm::outs() << stats.str() << "\n";
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// main
+//===----------------------------------------------------------------------===//
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(attncCategory);
+  cl::ParseCommandLineOptions(argc, argv, "attn compiler driver\n");
+
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(specPath, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return userError("cannot read '" + specPath + "': " + ec.message());
+  SourceFile source(specPath, (*buffer)->getBuffer().str());
+
+  Diagnostic diag;
+  std::optional<Spec> spec = parseSpec(source, diag);
+  if (!spec || !checkSpec(*spec, diag))
+    return specError(source, diag);
+
+  SizeBindings overrides;
+  if (!parseSizeSettings(overrides))
+    return 1;
+
+  if (runCommand)
+    return runSpec(*spec, source, overrides);
+
+  if (emitKind == EmitKind::AST) {
+    std::ostringstream os;
+    printAST(*spec, os);
+    return writeOutput(os.str());
+  }
+
+  SizeBindings sizes;
+  if (!bindSizes(*spec, overrides, /*allowUnbound=*/true, sizes, diag))
+    return specError(source, diag);
+  mlir::DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      generateVerifiedModule(context, *spec, source, sizes);
+  if (!module)
+    return 1;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return writeOutput(text);
+}
