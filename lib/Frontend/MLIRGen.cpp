@@ -181,7 +181,7 @@ private:
         lookup(term.projectKeys), lookup(term.projectValues),
         convert(*term.score), featureMap, mask, normalizer,
         floatAttr(term.scale), floatAttr(term.eps), convert(term.order),
-        chunk);
+        chunk, /*crossover=*/mlir::IntegerAttr());
     return op.getResult();
   }
 

@@ -67,6 +67,7 @@ std::optional<double> TermOp::getEffectiveScale() {
 //            | `project` `(` %e `,` %f `:` type `,` type `)`
 //            | `mask` mask-body | `normalizer` kw | `order` kw
 //            | `scale` float | `eps` float | `chunk` (integer | `auto`)
+//            | `crossover` integer
 
 namespace {
 /// Parses `keyword` as the enum \p EnumT via \p symbolize, reporting the
@@ -127,7 +128,7 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     StringRef clause;
     if (parser.parseOptionalKeyword(
             &clause, {"omega", "project", "mask", "normalizer", "scale", "eps",
-                      "order", "chunk"}))
+                      "order", "chunk", "crossover"}))
       break;
     if (!seen.insert(clause).second)
       return parser.emitError(loc) << "duplicate '" << clause << "' clause";
@@ -168,6 +169,11 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
         return failure();
       FloatAttr attr = builder.getF64FloatAttr(number);
       (clause == "scale" ? props.scale : props.eps) = attr;
+    } else if (clause == "crossover") {
+      int64_t crossover;
+      if (parser.parseInteger(crossover))
+        return failure();
+      props.crossover = builder.getI64IntegerAttr(crossover);
     } else if (clause == "chunk") {
       if (failed(parser.parseOptionalKeyword("auto"))) {
         int64_t chunk;
@@ -184,7 +190,7 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
   // The clauses are the only spelling of the op's own attributes, so that a
   // stray dictionary entry cannot silently override one.
   for (StringRef name : {"score", "feature_map", "mask", "normalizer",
-                         "scale", "eps", "order", "chunk",
+                         "scale", "eps", "order", "chunk", "crossover",
                          "operandSegmentSizes"})
     if (result.attributes.get(name))
       return parser.emitError(attrLoc)
@@ -245,12 +251,15 @@ void TermOp::print(OpAsmPrinter &printer) {
     printer << " order " << stringifyOrder(getOrder());
   if (std::optional<int64_t> chunk = getChunk())
     printer << " chunk " << *chunk;
+  if (std::optional<int64_t> crossover = getCrossover())
+    printer << " crossover " << *crossover;
 
   printer.printOptionalAttrDict(
       (*this)->getAttrs(),
       {getScoreAttrName(), getFeatureMapAttrName(), getMaskAttrName(),
        getNormalizerAttrName(), getScaleAttrName(), getEpsAttrName(),
-       getOrderAttrName(), getChunkAttrName(), "operandSegmentSizes"});
+       getOrderAttrName(), getChunkAttrName(), getCrossoverAttrName(),
+       "operandSegmentSizes"});
   printer << " : " << getQuery().getType() << ", " << getKey().getType()
           << ", " << getValue().getType() << " -> " << getType();
 }
@@ -417,6 +426,20 @@ LogicalResult TermOp::verify() {
   // (C10) Chunk.
   if (std::optional<int64_t> chunk = getChunk(); chunk && *chunk <= 0)
     return emitOpError("chunk must be positive, got ") << *chunk;
+
+  // (C11) Crossover.
+  if (std::optional<int64_t> crossover = getCrossover()) {
+    if (*crossover <= 0)
+      return emitOpError("crossover must be positive, got ") << *crossover;
+    if (score != Score::Kernel)
+      return emitOpError("crossover needs the product form of a 'kernel' "
+                         "term, but the score is '")
+             << stringifyScore(score) << "'";
+    if (getOrder() != Order::Auto)
+      return emitOpError("crossover is only meaningful with order 'auto', "
+                         "but the order is '")
+             << stringifyOrder(getOrder()) << "'";
+  }
 
   return success();
 }

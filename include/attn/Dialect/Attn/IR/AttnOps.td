@@ -54,6 +54,9 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     terms only); `auto` (the default) leaves the choice to
     `attn-select-order`. `chunk` is the sequence tile of the chosen strategy
     (the state chunk of causal kv-first); absent means `auto`.
+    `crossover N`, set by `attn-select-order` when N is dynamic, keeps the
+    order `auto` and asks code generation to branch at run time: kv-first
+    from N queries on, qk-first below.
 
     Syntax (clauses in any order; defaults are omitted when printed):
 
@@ -78,6 +81,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
       it (`softmax`, `relu2`, `kernel favor_plus`).
     - (C9) `eps` is finite and non-negative, and only given with `rows`.
     - (C10) `chunk` is positive; mask blocks are positive (see `#attn.mask`).
+    - (C11) `crossover` is positive and only given to a `kernel` term whose
+      order is `auto`.
   }];
 
   let arguments = (ins
@@ -94,7 +99,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     OptionalAttr<F64Attr>:$scale,
     OptionalAttr<F64Attr>:$eps,
     DefaultValuedAttr<Attn_OrderAttr, "::mlir::attn::Order::Auto">:$order,
-    OptionalAttr<I64Attr>:$chunk
+    OptionalAttr<I64Attr>:$chunk,
+    OptionalAttr<I64Attr>:$crossover
   );
   let results = (outs Attn_Tensor4D:$result);
 

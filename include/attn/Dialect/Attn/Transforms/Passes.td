@@ -17,4 +17,33 @@ def AttnMaterializeDefaults : Pass<"attn-materialize-defaults"> {
   }];
 }
 
+def AttnSelectOrder : Pass<"attn-select-order"> {
+  let summary = "Choose each term's association order and chunk by cost";
+  let description = [{
+    Fills in every `order auto` and `chunk auto` of `attn.term` from the
+    cost model (docs/CostModel.md) for the chosen target:
+
+    - `softmax` and `relu2` terms have no product form: always `qk_first`.
+    - A `kernel` term with a static N gets the faster of `qk_first` and
+      `kv_first`; a causal kv-first term also gets its best state chunk.
+    - A `kernel` term with a dynamic N keeps `order auto` and gets
+      `crossover N`, the smallest N at which kv-first wins, so that code
+      generation emits both orders and branches at run time (`qk_first` when
+      kv-first never wins).
+    - A term whose order is already fixed keeps it; only its chunk is filled.
+
+    Dynamic B and H do not change the choice and count as 1; a dynamic
+    feature or value size is assumed to be 64, and a dynamic FAVOR+ width
+    256 (a remark says so).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "cpu, nvptx, or the path of a target description file">,
+    Option<"force", "force", "std::string", /*default=*/"\"\"",
+           "Force every auto order: qk_first or kv_first">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
+           "Use this chunk for every auto chunk (0: the cost model's)">,
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,166 @@
+//===- CostModel.h - Choose the association order and chunk ----*- C++ -*-===//
+//
+// For one attention term with concrete sizes, estimates every legal strategy
+// (qk-first, kv-first, kv-first chunked for causal masks) in FLOPs, bytes
+// moved, peak extra memory and predicted time on a target, and picks the
+// fastest. Plain C++ with no MLIR types, so the driver, the pass and the unit
+// tests share it; docs/CostModel.md explains the formulas and their limits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_COSTMODEL_H
+#define ATTN_ANALYSIS_COSTMODEL_H
+
+#include "attn/Reference/Reference.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace cost {
+
+using reference::FeatureMap;
+using reference::MaskKind;
+using reference::Score;
+
+/// The sizes and kind of one term (DESIGN §1), as the cost model sees it.
+struct TermShape {
+  Score score = Score::Softmax;
+  FeatureMap featureMap = FeatureMap::None;
+  MaskKind mask = MaskKind::None;
+  int64_t maskBlock = 0; ///< c of block / block_causal / prior_blocks.
+  int64_t batch = 1;     ///< B
+  int64_t heads = 1;     ///< H
+  int64_t queries = 1;   ///< N
+  int64_t keys = 1;      ///< M
+  int64_t featureDim = 1; ///< D
+  int64_t valueDim = 1;   ///< E
+  int64_t numFeatures = 0;     ///< m of FAVOR+ (0 otherwise).
+  int64_t projectedLength = 0; ///< Linformer k (0 = no projection).
+
+  /// Width of the vectors whose dot product gives the weight: D for softmax
+  /// and relu2, φ's width for kernel terms (D, m, or 2D for cosFormer).
+  int64_t scoreWidth() const;
+  /// Keys the term attends over: k when projected, else M.
+  int64_t attendedKeys() const;
+  bool hasProductForm() const { return score == Score::Kernel; }
+  /// True for masks that contain j ≤ i (their kv-first form needs prefix
+  /// states, computed chunk by chunk).
+  bool isCausal() const {
+    return mask == MaskKind::Causal || mask == MaskKind::BlockCausal;
+  }
+};
+
+/// A machine, as a roofline with per-kernel-family efficiencies. FLOP counts
+/// alone mispredict attention crossovers by ~4x: the efficiencies say how
+/// close each family of loops gets to the machine's peak.
+struct Target {
+  std::string name = "cpu";
+  double peakFlops = 210e9;       ///< FLOP/s of all cores together (fp32).
+  double memoryBandwidth = 31e9;  ///< Bytes/s.
+  int64_t cores = 2;
+  int64_t elementBytes = 4;       ///< f32
+  /// FLOPs charged for one exp (the weight of softmax and FAVOR+).
+  double expFlops = 8;
+  /// Fraction of peakFlops each family reaches.
+  double qkEfficiency = 0.5;      ///< tiled (flash) qk-first loops
+  double kvEfficiency = 0.7;      ///< kv-first: two GEMM-shaped contractions
+  double chunkedEfficiency = 0.45; ///< small c×c blocks plus state updates
+  double featureEfficiency = 0.25; ///< elementwise feature maps
+  /// The state contractions of chunked kv-first run at kvEfficiency·c/(c+h)
+  /// for chunk c: small chunks make small, latency-bound products. h is the
+  /// chunk at which they reach half of kvEfficiency.
+  double chunkHalfEfficiency = 32;
+  /// Query rows per tile of the qk-first loops: K and V are re-read once
+  /// per query tile.
+  int64_t queryTile = 64;
+  /// Key rows per tile of the qk-first loops (the `chunk` it records).
+  int64_t keyTile = 64;
+  /// Fixed cost per kernel launch or parallel loop, in seconds.
+  double launchOverhead = 2e-6;
+};
+
+/// This kind of machine: AMD EPYC Zen 4, 2 cores, ~105 GFLOP/s fp32 sgemm per
+/// core, ~31 GB/s with both cores.
+Target cpuTarget();
+/// NVIDIA H200: 67 TFLOP/s fp32 (989 bf16 dense nominal, for later), 4.3 TB/s.
+Target nvptxTarget();
+
+/// Reads a target from a small text file of `key = value` lines (`#`
+/// comments); keys are the field names of Target (peak_flops,
+/// memory_bandwidth, cores, element_bytes, exp_flops, qk_efficiency,
+/// kv_efficiency, chunked_efficiency, feature_efficiency,
+/// chunk_half_efficiency, query_tile, key_tile, launch_overhead) plus `base = cpu|nvptx` to start from a
+/// built-in one. A JSON object with the same keys is accepted too. Returns
+/// an empty string on success, else a message naming the line.
+std::string loadTarget(const std::string &path, Target &target);
+std::string parseTarget(const std::string &text, Target &target);
+
+enum class Order { QkFirst, KvFirst };
+const char *toString(Order order);
+
+/// The estimate of one way to compute a term.
+struct Strategy {
+  Order order = Order::QkFirst;
+  /// The sequence chunk: the key tile of qk-first, the state chunk of causal
+  /// kv-first; std::nullopt for plain kv-first.
+  std::optional<int64_t> chunk;
+  std::string description;
+  double flops = 0;     ///< A multiply-add counts 2.
+  double bytes = 0;     ///< Moved to and from memory.
+  double peakBytes = 0; ///< Extra memory beyond inputs and output.
+  double seconds = 0;   ///< Predicted on the target.
+};
+
+/// The decision for one term.
+struct TermCost {
+  std::vector<Strategy> strategies; ///< Every legal strategy (best chunk).
+  Strategy chosen;
+  std::string reason;
+  /// Smallest N (= M for self-attention shapes) at which kv-first wins;
+  /// std::nullopt when it never does (or the term has no product form).
+  std::optional<int64_t> crossoverN;
+};
+
+/// Number of (i, j) pairs the mask lets through for N queries and M keys.
+double unmaskedPairs(MaskKind mask, int64_t block, int64_t queries,
+                     int64_t keys);
+
+/// FLOPs to apply the term's feature map to N query rows and M key rows.
+double featureMapFlops(const TermShape &shape, const Target &target);
+
+Strategy estimateQkFirst(const TermShape &shape, const Target &target);
+/// kv-first, chunked with \p chunk when the mask is causal. Requires the
+/// product form.
+Strategy estimateKvFirst(const TermShape &shape, const Target &target,
+                         std::optional<int64_t> chunk);
+/// The chunk in {16, 32, ..., 1024} (and ≤ N) that makes causal kv-first
+/// fastest.
+int64_t bestChunk(const TermShape &shape, const Target &target);
+
+/// All legal strategies, the choice and the crossover.
+TermCost analyzeTerm(const TermShape &shape, const Target &target);
+
+/// The smallest N at which kv-first beats qk-first when N varies (and M with
+/// it when \p keysFollowQueries, as for self-attention), all other sizes
+/// fixed; std::nullopt if never (searched up to 2^30).
+std::optional<int64_t> crossoverLength(const TermShape &shape,
+                                       const Target &target,
+                                       bool keysFollowQueries);
+
+/// The seed analysis's whole-layer view (`000`) for h heads of size d
+/// (hidden hd, FFN width 4hd), in multiply-adds per token:
+/// attention = 4(hd)² projections + 2n·hd quadratic, FFN = 8(hd)².
+struct LayerView {
+  int64_t attentionExceedsFfnN;  ///< n > 2hd
+  int64_t quadraticDominatesN;   ///< n > 6hd: 2n·hd > 12(hd)²
+  int64_t linearBeatsSoftmaxN;   ///< n > r²·d for r·d features
+};
+LayerView layerView(int64_t heads, int64_t headDim, int64_t featureRatio = 4);
+
+} // namespace cost
+} // namespace attn
+
+#endif // ATTN_ANALYSIS_COSTMODEL_H

@@ -1,0 +1,117 @@
+//===- SelectOrder.cpp - Choose association orders and chunks by cost -----===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/TermCost.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNSELECTORDER
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cost = ::attn::cost;
+
+namespace {
+/// N at which the chunk of a dynamic-length term is chosen: long enough for
+/// the chunk to matter, short enough to be a common length.
+constexpr int64_t kAssumedLength = 4096;
+
+struct SelectOrderPass
+    : public mlir::attn::impl::AttnSelectOrderBase<SelectOrderPass> {
+  using AttnSelectOrderBase::AttnSelectOrderBase;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    cost::Target costTarget;
+    if (std::string error = resolveTarget(target, costTarget); !error.empty()) {
+      root->emitError() << "attn-select-order: " << error;
+      return signalPassFailure();
+    }
+    std::optional<Order> forced;
+    if (force == "qk_first") {
+      forced = Order::QkFirst;
+    } else if (force == "kv_first") {
+      forced = Order::KvFirst;
+    } else if (!force.empty()) {
+      root->emitError() << "attn-select-order: force must be qk_first or "
+                           "kv_first, got '"
+                        << force << "'";
+      return signalPassFailure();
+    }
+    if (chunk < 0) {
+      root->emitError() << "attn-select-order: chunk must be positive, got "
+                        << chunk;
+      return signalPassFailure();
+    }
+
+    WalkResult result = root->walk([&](TermOp term) {
+      return succeeded(selectFor(term, costTarget, forced))
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult selectFor(TermOp term, const cost::Target &costTarget,
+                          std::optional<Order> forced) {
+    Builder builder(term.getContext());
+    llvm::SmallVector<std::string> assumptions;
+    cost::TermShape shape = getTermShape(term, kAssumedLength, assumptions);
+    bool dynamicLength =
+        ShapedType::isDynamic(term.getQuery().getType().getDimSize(2));
+    bool causalKvFirst = shape.isCausal() && shape.projectedLength <= 0;
+
+    Order order = term.getOrder();
+    if (order == Order::Auto && forced) {
+      if (*forced == Order::KvFirst && !term.hasProductForm())
+        return term.emitOpError("force=kv_first is not legal: score '")
+               << stringifyScore(term.getScore())
+               << "' has no product form (only qk_first)";
+      order = *forced;
+    } else if (order == Order::Auto && !term.hasProductForm()) {
+      order = Order::QkFirst;
+    } else if (order == Order::Auto && dynamicLength) {
+      // Both orders are emitted; record where to switch.
+      std::optional<int64_t> crossover = cost::crossoverLength(
+          shape, costTarget,
+          ShapedType::isDynamic(term.getKey().getType().getDimSize(2)));
+      if (crossover)
+        term.setCrossoverAttr(builder.getI64IntegerAttr(*crossover));
+      else
+        order = Order::QkFirst;
+    } else if (order == Order::Auto) {
+      cost::TermCost decision = cost::analyzeTerm(shape, costTarget);
+      order = decision.chosen.order == cost::Order::KvFirst ? Order::KvFirst
+                                                            : Order::QkFirst;
+    }
+    term.setOrder(order);
+
+    if (!term.getChunk()) {
+      int64_t selected = chunk;
+      if (selected == 0) {
+        bool kvSide = order == Order::KvFirst ||
+                      (order == Order::Auto && term.getCrossover());
+        if (kvSide && causalKvFirst)
+          selected = cost::bestChunk(shape, costTarget);
+        else if (order == Order::QkFirst)
+          selected = costTarget.keyTile;
+      }
+      if (selected > 0)
+        term.setChunkAttr(builder.getI64IntegerAttr(selected));
+    }
+    if (!assumptions.empty()) {
+      InFlightDiagnostic remark = term.emitRemark("attn-select-order: ");
+      for (const auto &[index, assumption] : llvm::enumerate(assumptions))
+        remark << (index ? "; " : "") << assumption;
+    }
+    return success();
+  }
+};
+} // namespace
