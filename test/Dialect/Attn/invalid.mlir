@@ -715,3 +715,83 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
   %0 = attn.term softmax (%q, %k, %v) project(%e, %f : tensor<4x16xf32>, tensor<4x16xf16>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// C1: sizes are positive
+func.func @f(%q: tensor<1x2x0x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x0x8xf32> {
+  // expected-error@+1 {{'attn.term' op query has a zero size: 'tensor<1x2x0x8xf32>'}}
+  %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x0x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x0x8xf32>
+  return %0 : tensor<1x2x0x8xf32>
+}
+
+// -----
+
+// C7: F with zero rows
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %e: tensor<?x16xf32>, %f: tensor<0x16xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op projection needs at least one row (k > 0)}}
+  %0 = attn.term softmax (%q, %k, %v) project(%e, %f : tensor<?x16xf32>, tensor<0x16xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// Mask syntax: kinds without a block take no size, not even 0
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{mask 'causal' takes no block size}}
+  %0 = attn.term softmax (%q, %k, %v) mask causal(0) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// Mask attribute: kinds without a block take no size, not even 0
+// expected-error@+1 {{mask 'none' takes no block size}}
+func.func @f() attributes {attn.m = #attn.mask<none(0)>} {
+  return
+}
+
+// -----
+
+// Syntax: the op's own attributes are clauses, not dictionary entries
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'mask' must be written as a clause, not in the attribute dictionary}}
+  %0 = attn.term softmax (%q, %k, %v) {mask = #attn.mask<causal>} : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C11: crossover only with kernel terms
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op crossover needs the product form of a 'kernel' term, but the score is 'softmax'}}
+  %0 = attn.term softmax (%q, %k, %v) crossover 64 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C11: crossover only with order auto
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op crossover is only meaningful with order 'auto', but the order is 'kv_first'}}
+  %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first crossover 64 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C11: crossover is positive
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op crossover must be positive, got 0}}
+  %0 = attn.term kernel elu1 (%q, %k, %v) crossover 0 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// combine C2: a static and a dynamic size are different types
+func.func @f(%t: tensor<1x2x16x8xf32>, %g: tensor<1x2x?x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.combine' op every term and the gate must have the result type 'tensor<1x2x16x8xf32>', got 'tensor<1x2x?x8xf32>'}}
+  %0 = "attn.combine"(%t, %g) <{operandSegmentSizes = array<i32: 1, 1>}> : (tensor<1x2x16x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}

@@ -156,6 +156,15 @@ func.func @chunks(%q: !t) -> (!t, !t, !t, !t) {
   return %0, %1, %2, %3 : !t, !t, !t, !t
 }
 
+// `crossover N` (set by attn-select-order for a dynamic N) keeps order auto.
+// CHECK-LABEL: func.func @crossover(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x8xf32>)
+// CHECK:         attn.term kernel elu1 (%[[Q]], %[[Q]], %[[Q]]) mask causal chunk 64 crossover 207 : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>{{$}}
+func.func @crossover(%q: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  %0 = attn.term kernel elu1 (%q, %q, %q) crossover 207 mask causal chunk 64 : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
+  return %0 : tensor<1x2x?x8xf32>
+}
+
 // Clauses are accepted in any order and printed in a canonical one, before
 // the attr-dict.
 // CHECK-LABEL: func.func @clause_order(
