@@ -66,7 +66,7 @@ public:
     if (std::isdigit(c) || (c == '.' && pos + 1 < text.size() &&
                             std::isdigit((unsigned char)text[pos + 1])))
       return lexNumber(token);
-    if (std::strchr("{}[](),:=;?+-", c)) {
+    if (c != '\0' && std::strchr("{}[](),:=;?+-", c)) {
       token.kind = TokenKind::Punctuation;
       token.text = std::string(1, c);
       advance();
@@ -124,7 +124,8 @@ private:
       unsigned char c = text[pos];
       bool exponentSign = (c == '+' || c == '-') && pos > begin &&
                           (text[pos - 1] == 'e' || text[pos - 1] == 'E') &&
-                          std::isdigit((unsigned char)text[begin]);
+                          (std::isdigit((unsigned char)text[begin]) ||
+                           text[begin] == '.');
       if (!(std::isalnum(c) || c == '.' || c == '_' || exponentSign))
         break;
       advance();
