@@ -95,7 +95,9 @@ static bool setField(Target &target, const std::string &key,
   }
   char *end = nullptr;
   double number = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !std::isfinite(number) || number <= 0)
+  bool mayBeZero = key == "launch_overhead";
+  if (value.empty() || *end != '\0' || !std::isfinite(number) ||
+      number < 0 || (number == 0 && !mayBeZero))
     return error = "'" + key + "' needs a positive number, got '" + value +
                    "'",
            false;
@@ -125,8 +127,9 @@ static bool setField(Target &target, const std::string &key,
     if (field.real) {
       *field.real = number;
     } else {
-      if (number != std::floor(number))
-        return error = "'" + key + "' needs an integer, got '" + value + "'",
+      if (number != std::floor(number) || number > (1 << 30))
+        return error = "'" + key + "' needs an integer up to 2^30, got '" +
+                       value + "'",
                false;
       *field.integer = static_cast<int64_t>(number);
     }
@@ -149,6 +152,8 @@ std::string cost::parseTarget(const std::string &text, Target &target) {
         c = '=';
     }
   }
+  // `base` resets every field, so it is applied first wherever it is written.
+  for (int pass = 0; pass < 2; ++pass) {
   std::istringstream lines(normalized);
   std::string line;
   int lineNumber = 0;
@@ -166,10 +171,13 @@ std::string cost::parseTarget(const std::string &text, Target &target) {
         isJson ? std::string("") : "line " + std::to_string(lineNumber) + ": ";
     if (equals == std::string::npos)
       return where + "expected 'key = value', got '" + trim(line) + "'";
+    std::string key = trim(line.substr(0, equals));
+    if ((key == "base") != (pass == 0))
+      continue;
     std::string error;
-    if (!setField(target, trim(line.substr(0, equals)),
-                  trim(line.substr(equals + 1)), error))
+    if (!setField(target, key, trim(line.substr(equals + 1)), error))
       return where + error;
+  }
   }
   for (double efficiency :
        {target.qkEfficiency, target.kvEfficiency, target.chunkedEfficiency,
@@ -338,15 +346,20 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
       projection / (target.peakFlops * target.kvEfficiency);
 
   // Q is read once and O written once; K and V are streamed once per query
-  // tile (flash tiling never materialises the N×M weights).
+  // tile (flash tiling never materialises the N×M weights), but only the
+  // key tiles a mask leaves visible: on average P/N keys per row, rounded
+  // out to whole tiles.
   double queryTiles = std::ceil(n / target.queryTile);
+  double keysPerTile = std::min(keys, pairs / n + target.keyTile);
   double perHead = n * shape.featureDim +
-                   queryTiles * keys * (shape.featureDim + e) + n * e;
+                   queryTiles * keysPerTile * (shape.featureDim + e) + n * e;
   strategy.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   strategy.peakBytes = static_cast<double>(target.queryTile) *
                        target.keyTile * target.elementBytes *
                        std::min<double>(heads, target.cores);
+  strategy.computeSeconds = compute;
+  strategy.memorySeconds = strategy.bytes / target.memoryBandwidth;
   strategy.seconds = predict(compute, strategy.bytes,
                              shape.projectedLength > 0 ? 2 : 1, target);
 
@@ -384,8 +397,9 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   bool chunked = shape.isCausal() && shape.projectedLength <= 0;
   if (chunked) {
     int64_t c = std::max<int64_t>(1, chunk.value_or(target.keyTile));
-    if (shape.mask == MaskKind::BlockCausal)
-      c = std::min(c, shape.maskBlock);
+    // Chunks must not straddle blocks: the state restarts at each block.
+    if (shape.mask == MaskKind::BlockCausal && shape.maskBlock % c != 0)
+      c = shape.maskBlock;
     strategy.chunk = c;
     // Inside a chunk the causal part is computed quadratically.
     double pairs = unmaskedPairs(MaskKind::BlockCausal, c, shape.queries,
@@ -411,10 +425,12 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   strategy.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   double state = w * (e + 1);
-  if (strategy.chunk)
+  if (chunked)
     state += static_cast<double>(*strategy.chunk) * *strategy.chunk;
   strategy.peakBytes = state * heads * target.elementBytes;
   // A state pass, then a query pass.
+  strategy.computeSeconds = compute;
+  strategy.memorySeconds = strategy.bytes / target.memoryBandwidth;
   strategy.seconds = predict(compute, strategy.bytes,
                              shape.projectedLength > 0 ? 3 : 2, target);
 
@@ -437,25 +453,42 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
 }
 
 int64_t cost::bestChunk(const TermShape &shape, const Target &target) {
+  if (shape.queries < 16)
+    return std::max<int64_t>(1, shape.queries);
   int64_t best = 16;
   double bestSeconds = INFINITY;
-  for (int64_t c = 16; c <= 1024; c *= 2) {
-    if (c > 16 && c > shape.queries)
-      break;
+  for (int64_t c = 16; c <= 1024 && c <= shape.queries; c *= 2) {
+    if (shape.mask == MaskKind::BlockCausal && shape.maskBlock % c != 0)
+      continue;
     double seconds = estimateKvFirst(shape, target, c).seconds;
     if (seconds < bestSeconds) {
       bestSeconds = seconds;
       best = c;
     }
   }
+  if (shape.mask == MaskKind::BlockCausal && bestSeconds == INFINITY)
+    return shape.maskBlock;
   return best;
+}
+
+std::optional<int64_t> cost::chooseChunk(const TermShape &shape,
+                                         const Target &target, Order order) {
+  if (order == Order::QkFirst)
+    return target.keyTile;
+  if (shape.projectedLength > 0)
+    return std::nullopt;
+  if (shape.isCausal())
+    return bestChunk(shape, target);
+  if (shape.mask == MaskKind::Block || shape.mask == MaskKind::PriorBlocks)
+    return shape.maskBlock;
+  return std::nullopt;
 }
 
 /// The fastest kv-first strategy (with its best chunk when causal).
 static Strategy bestKvFirst(const TermShape &shape, const Target &target) {
   std::optional<int64_t> chunk;
   if (shape.isCausal() && shape.projectedLength <= 0)
-    chunk = bestChunk(shape, target);
+    chunk = chooseChunk(shape, target, Order::KvFirst);
   return estimateKvFirst(shape, target, chunk);
 }
 
@@ -532,9 +565,7 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
          << formatSeconds(loser.seconds) << " ("
          << formatFlops(winner.flops) << " vs " << formatFlops(loser.flops)
          << " FLOPs";
-  bool memoryBound = winner.bytes / target.memoryBandwidth >
-                     winner.seconds - 3 * target.launchOverhead;
-  if (memoryBound)
+  if (winner.memorySeconds > winner.computeSeconds)
     reason << ", memory-bound";
   reason << ")";
   if (result.crossoverN) {

@@ -80,18 +80,24 @@ std::string attn::frontend::listChoices(const std::vector<std::string> &choices)
 
 /// "; did you mean 'x'?" for a close candidate, else the list of choices.
 std::string attn::frontend::suggest(const std::string &word,
-                    const std::vector<std::string> &choices) {
+                                   const std::vector<std::string> &choices) {
+  // A suggestion must be closer than the word is long, so that one-letter
+  // names do not "suggest" every other one-letter name; ties go to the
+  // choice that extends the word (`elu` → `elu1`).
   const std::string *best = nullptr;
-  size_t bestDistance = 3;
+  size_t bestDistance = std::min<size_t>(3, word.size());
+  bool bestExtends = false;
   for (const std::string &choice : choices) {
     size_t distance = editDistance(word, choice);
-    if (distance < bestDistance) {
+    bool extends = choice.compare(0, word.size(), word) == 0;
+    if (distance < bestDistance ||
+        (best && distance == bestDistance && extends && !bestExtends)) {
       best = &choice;
       bestDistance = distance;
+      bestExtends = extends;
     }
   }
   if (best)
     return "; did you mean '" + *best + "'?";
   return "; expected " + listChoices(choices);
 }
-

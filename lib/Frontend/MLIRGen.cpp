@@ -5,6 +5,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
 #include <map>
@@ -122,8 +123,15 @@ public:
 
     mlir::Value output = terms.front();
     if (terms.size() > 1 || spec.gate.isSet()) {
-      mlir::Value gate =
-          spec.gate.isSet() ? arguments.at(spec.gate.name) : mlir::Value();
+      mlir::Value gate;
+      if (spec.gate.isSet()) {
+        gate = arguments.at(spec.gate.name);
+        // A gate whose sizes are dynamic where the output's are static (or
+        // the reverse) is cast: attn.combine wants one type for all.
+        if (gate.getType() != resultType)
+          gate = mlir::tensor::CastOp::create(builder, location(spec.loc),
+                                              resultType, gate);
+      }
       output = dialect::CombineOp::create(builder, location(spec.loc),
                                           resultType, terms, gate);
     }

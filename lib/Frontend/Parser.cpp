@@ -156,7 +156,7 @@ private:
       token.text = "bad number '" + token.text + "'";
       return token;
     }
-    if (errno == ERANGE && std::isinf(value)) {
+    if (errno == ERANGE) {
       token.kind = TokenKind::Error;
       token.text = "number '" + token.text + "' is out of range";
       return token;
@@ -252,8 +252,10 @@ private:
   }
 
   /// An integer, optionally negative (so that `chunk = -4` reports the
-  /// value rather than a syntax error).
-  bool parseInteger(int64_t &value, SourceLocation &loc, const char *what) {
+  /// value rather than a syntax error). \p what describes the expected token,
+  /// \p subject names the setting in "must be an integer".
+  bool parseInteger(int64_t &value, SourceLocation &loc, const char *what,
+                    const std::string &subject) {
     loc = token.loc;
     bool negative = false;
     if (token.isPunct('-')) {
@@ -261,7 +263,7 @@ private:
       consume();
     }
     if (token.is(TokenKind::Float))
-      return failHere(std::string(what) + " must be an integer, found " +
+      return failHere(subject + " must be an integer, found " +
                       describe(token));
     if (!token.is(TokenKind::Integer))
       return failHere(std::string("expected ") + what + ", found " +
@@ -364,7 +366,8 @@ private:
       } else {
         int64_t value;
         SourceLocation loc;
-        if (!parseInteger(value, loc, "a size or '?'"))
+        if (!parseInteger(value, loc, "a size or '?'",
+                          "size '" + dim.name + "'"))
           return false;
         if (value <= 0)
           return fail(loc, "size '" + dim.name + "' must be positive, got " +
@@ -391,7 +394,8 @@ private:
         entry.name = token.text;
         consume();
       } else {
-        if (!parseInteger(entry.value, entry.loc, "a size (integer or name)"))
+        if (!parseInteger(entry.value, entry.loc, "a size (integer or name)",
+                          "a size"))
           return false;
         if (entry.value <= 0)
           return fail(entry.loc, "sizes must be positive, got " +
@@ -412,8 +416,6 @@ private:
     if (token.is(TokenKind::Identifier)) {
       term.name = token.text;
       consume();
-    } else {
-      term.name = "t" + std::to_string(spec.terms.size());
     }
     std::vector<std::string> seen;
     if (!parseBlock("term block",
@@ -423,24 +425,33 @@ private:
     return true;
   }
 
-  bool parseTermItem(TermDecl &term, std::vector<std::string> &seen) {
+  static const std::vector<std::string> &termSettings() {
     static const std::vector<std::string> keywords = {
         "query", "key",  "score", "mask",  "normalizer", "scale",
         "eps",   "order", "chunk", "omega", "project"};
+    return keywords;
+  }
+  static bool isTermSetting(const std::string &word) {
+    const std::vector<std::string> &keywords = termSettings();
+    return std::find(keywords.begin(), keywords.end(), word) != keywords.end();
+  }
+
+  bool parseTermItem(TermDecl &term, std::vector<std::string> &seen) {
+    const std::vector<std::string> &keywords = termSettings();
     if (!token.is(TokenKind::Identifier))
       return failHere("expected a term setting (" +
                       listChoices(keywords) + "), found " +
                       describe(token));
     std::string keyword = token.text;
     SourceLocation keywordLoc = token.loc;
-    if (std::find_if(keywords.begin(), keywords.end(), [&](const std::string &k) {
-          return keyword == k;
-        }) == keywords.end())
+    if (!isTermSetting(keyword))
       return failHere("unknown term setting '" + keyword + "'" +
                       suggest(keyword, keywords));
     if (std::find(seen.begin(), seen.end(), keyword) != seen.end())
-      return fail(keywordLoc, "duplicate '" + keyword + "' in term '" +
-                                  term.name + "'");
+      return fail(keywordLoc,
+                  "duplicate '" + keyword + "' in " +
+                      (term.name.empty() ? std::string("this term")
+                                         : "term '" + term.name + "'"));
     seen.push_back(keyword);
     consume();
     if (!expectPunct('=', ("after '" + keyword + "'").c_str()))
@@ -492,7 +503,8 @@ private:
       return true;
     }
     int64_t chunk;
-    if (!parseInteger(chunk, term.chunkLoc, "a chunk size or 'auto'"))
+    if (!parseInteger(chunk, term.chunkLoc, "a chunk size or 'auto'",
+                      "chunk"))
       return false;
     if (chunk <= 0)
       return fail(term.chunkLoc,
@@ -529,6 +541,9 @@ private:
                       describe(token));
     std::string map = token.text;
     SourceLocation mapLoc = token.loc;
+    if (isTermSetting(map))
+      return failHere("'kernel' needs a feature map (identity, relu, elu1, "
+                      "favor+ or cosformer), found '" + map + "'");
     consume();
     if (map == "favor" && token.isPunct('+')) {
       consume();
@@ -578,11 +593,11 @@ private:
       return true;
     }
     if (!token.isPunct('('))
-      return failHere("mask '" + word + "' needs a block size: " + word +
-                      "(c)");
+      return fail(term.maskLoc, "mask '" + word + "' needs a block size: " +
+                                    word + "(c)");
     consume();
     SourceLocation loc;
-    if (!parseInteger(term.mask.chunk, loc, "a block size"))
+    if (!parseInteger(term.mask.chunk, loc, "a block size", "the block size"))
       return false;
     if (term.mask.chunk <= 0)
       return fail(loc, "block size must be positive, got " +

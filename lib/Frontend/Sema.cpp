@@ -71,13 +71,14 @@ private:
   bool resolve(InputRef &ref, const std::string &defaultName,
                SourceLocation defaultLoc, size_t rank, const std::string &role,
                const char *layout) {
-    if (!ref.isSet()) {
+    bool defaulted = !ref.isSet();
+    if (defaulted) {
       ref.name = defaultName;
       ref.loc = defaultLoc;
       if (!spec.findInput(defaultName))
-        return fail(defaultLoc, role + " defaults to the input '" +
-                                    defaultName +
-                                    "', but there is no such input");
+        return fail(defaultLoc, role + " defaults to '" + defaultName +
+                                    "', but there is no input '" +
+                                    defaultName + "'");
     }
     const InputDecl *input = spec.findInput(ref.name);
     if (!input)
@@ -86,7 +87,8 @@ private:
                                     ? std::string()
                                     : suggest(ref.name, inputNames())));
     if (input->shape.size() != rank)
-      return fail(ref.loc, "input '" + ref.name + "' is " + role +
+      return fail(defaulted ? input->loc : ref.loc,
+                  "input '" + ref.name + "' is " + role +
                                " and needs " + std::to_string(rank) +
                                " sizes " + layout + ", but has " +
                                std::to_string(input->shape.size()));
@@ -94,10 +96,30 @@ private:
     return true;
   }
 
+  /// Unnamed terms are called t0, t1, ... by position, skipping names that
+  /// another term already has.
+  void nameUnnamedTerms() {
+    std::set<std::string> taken;
+    for (const TermDecl &term : spec.terms)
+      if (!term.name.empty())
+        taken.insert(term.name);
+    for (size_t index = 0; index < spec.terms.size(); ++index) {
+      TermDecl &term = spec.terms[index];
+      if (!term.name.empty())
+        continue;
+      std::string name = "t" + std::to_string(index);
+      while (taken.count(name))
+        name += "_";
+      term.name = name;
+      taken.insert(name);
+    }
+  }
+
   bool checkTerms() {
     if (spec.terms.empty())
       return fail(spec.loc, "spec '" + spec.name +
                                 "' has no term; add 'term { score = softmax }'");
+    nameUnnamedTerms();
     std::set<std::string> seen;
     for (TermDecl &term : spec.terms) {
       if (!seen.insert(term.name).second)
@@ -126,10 +148,11 @@ private:
   }
 
   bool checkValueAndGate() {
-    if (!resolve(spec.value, "v", spec.loc, 4, "the values", "[B, H, M, E]"))
+    if (!resolve(spec.value, "v", spec.loc, 4, "the value input",
+                 "[B, H, M, E]"))
       return false;
     if (spec.gate.isSet() &&
-        !resolve(spec.gate, "", spec.loc, 4, "the gate", "[B, H, N, E]"))
+        !resolve(spec.gate, "", spec.loc, 4, "the gate input", "[B, H, N, E]"))
       return false;
     return true;
   }
@@ -186,6 +209,72 @@ bool attn::frontend::bindSizes(const Spec &spec,
       error.loc = dim.loc;
       error.message = "size '" + dim.name + "' is dynamic; give it with --set " +
                       dim.name + "=VALUE";
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+/// The value of a shape entry under \p sizes, or -1 when it is unbound.
+int64_t entryValue(const ShapeEntry &entry, const SizeBindings &sizes) {
+  if (entry.isLiteral())
+    return entry.value;
+  auto it = sizes.find(entry.name);
+  return it == sizes.end() ? -1 : it->second;
+}
+
+std::string entryText(const ShapeEntry &entry, const SizeBindings &sizes) {
+  int64_t value = entryValue(entry, sizes);
+  if (entry.isLiteral() || value < 0)
+    return entry.isLiteral() ? std::to_string(entry.value) : entry.name;
+  return entry.name + " = " + std::to_string(value);
+}
+
+/// True when two entries are certainly different sizes.
+bool knownDifferent(const ShapeEntry &a, const ShapeEntry &b,
+                    const SizeBindings &sizes) {
+  int64_t x = entryValue(a, sizes), y = entryValue(b, sizes);
+  return x >= 0 && y >= 0 && x != y;
+}
+} // namespace
+
+bool attn::frontend::checkShapes(const Spec &spec, const SizeBindings &sizes,
+                                 Diagnostic &error) {
+  static const char *const names[] = {"B", "H", "N", "E"};
+  const TermDecl &first = spec.terms.front();
+  const InputDecl &query = *spec.findInput(first.query.name);
+  const InputDecl &value = *spec.findInput(spec.value.name);
+  for (const TermDecl &term : spec.terms) {
+    const InputDecl &other = *spec.findInput(term.query.name);
+    for (size_t dim = 0; dim < 3; ++dim) {
+      if (!knownDifferent(other.shape[dim], query.shape[dim], sizes))
+        continue;
+      error.loc = term.query.loc;
+      error.message = "term '" + term.name + "': its query '" + other.name +
+                      "' has " + names[dim] + " = " +
+                      entryText(other.shape[dim], sizes) +
+                      " but the first term's query '" + query.name +
+                      "' has " + names[dim] + " = " +
+                      entryText(query.shape[dim], sizes) +
+                      "; all terms share the output's B, H and N";
+      return false;
+    }
+  }
+  if (spec.gate.isSet()) {
+    const InputDecl &gate = *spec.findInput(spec.gate.name);
+    const ShapeEntry *output[] = {&query.shape[0], &query.shape[1],
+                                  &query.shape[2], &value.shape[3]};
+    for (size_t dim = 0; dim < 4; ++dim) {
+      if (!knownDifferent(gate.shape[dim], *output[dim], sizes))
+        continue;
+      error.loc = spec.gate.loc;
+      error.message = std::string("the gate '") + gate.name + "' has " +
+                      names[dim] + " = " + entryText(gate.shape[dim], sizes) +
+                      " but the output has " + names[dim] + " = " +
+                      entryText(*output[dim], sizes) +
+                      " (the output is [B, H, N, E] of the first query and "
+                      "the value input)";
       return false;
     }
   }

@@ -178,8 +178,8 @@ void checkParsed(const Spec &spec, const Locations &locations) {
     }
   }
   for (const TermDecl &term : spec.terms) {
+    // Unnamed terms get their t0, t1, ... names from checkSpec.
     std::string of = " of term '" + term.name + "'";
-    FUZZ_CHECK(!term.name.empty(), "term without a name");
     locations.check(term.loc, "term '" + term.name + "'");
     if (term.score) {
       locations.check(term.scoreLoc, "score" + of);
@@ -258,6 +258,7 @@ void checkChecked(const Spec &spec, const Locations &locations) {
   FUZZ_CHECK(!spec.terms.empty(), "a spec without terms was accepted");
   for (const TermDecl &term : spec.terms) {
     std::string of = " of term '" + term.name + "'";
+    FUZZ_CHECK(!term.name.empty(), "term without a name after checkSpec");
     FUZZ_CHECK(terms.insert(term.name).second,
                "term '" + term.name + "' declared twice but accepted");
     FUZZ_CHECK(term.score.has_value(), "no score" + of);

@@ -161,6 +161,11 @@ generateVerifiedModule(mlir::MLIRContext &context, const Spec &spec,
     firstError = error;
     return mlir::success();
   });
+  Diagnostic shapeError;
+  if (!checkShapes(spec, sizes, shapeError)) {
+    specError(source, shapeError);
+    return nullptr;
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module =
       generateMLIR(context, spec, source, sizes);
   if (failed(mlir::verify(*module))) {
@@ -208,8 +213,7 @@ static int writeOutput(const std::string &text) {
             os << text;
             return llvm::Error::success();
           }))
-    return userError("cannot write '" + outputPath +
-                     "': " + llvm::toString(std::move(error)));
+    return userError("cannot write " + llvm::toString(std::move(error)));
   return 0;
 }
 
@@ -534,7 +538,10 @@ static int reportSpec(const Spec &spec, const SourceFile &source,
     os << "\nterm " << decl.name << ": " << toString(*decl.score);
     if (decl.featureMap != FeatureMap::None)
       os << " " << toString(decl.featureMap);
-    os << ", mask " << toString(decl.mask.kind) << "; B=" << shape.batch
+    os << ", mask " << toString(decl.mask.kind);
+    if (shape.maskBlock > 0)
+      os << "(" << shape.maskBlock << ")";
+    os << "; B=" << shape.batch
        << " H=" << shape.heads << " N=" << shape.queries
        << " M=" << shape.keys << " D=" << shape.featureDim
        << " E=" << shape.valueDim << ", score width " << shape.scoreWidth();

@@ -112,6 +112,8 @@ struct Strategy {
   double bytes = 0;     ///< Moved to and from memory.
   double peakBytes = 0; ///< Extra memory beyond inputs and output.
   double seconds = 0;   ///< Predicted on the target.
+  double computeSeconds = 0; ///< The compute side of the roofline.
+  double memorySeconds = 0;  ///< The memory side of the roofline.
 };
 
 /// The decision for one term.
@@ -137,8 +139,15 @@ Strategy estimateQkFirst(const TermShape &shape, const Target &target);
 Strategy estimateKvFirst(const TermShape &shape, const Target &target,
                          std::optional<int64_t> chunk);
 /// The chunk in {16, 32, ..., 1024} (and ≤ N) that makes causal kv-first
-/// fastest.
+/// fastest (N itself when N < 16); for block_causal(c) only chunks that
+/// divide c (or c itself) are considered.
 int64_t bestChunk(const TermShape &shape, const Target &target);
+
+/// The chunk a strategy uses: the key tile for qk-first; for kv-first the
+/// best chunk of a causal mask, the block of block / prior_blocks masks, and
+/// none otherwise.
+std::optional<int64_t> chooseChunk(const TermShape &shape,
+                                   const Target &target, Order order);
 
 /// All legal strategies, the choice and the crossover.
 TermCost analyzeTerm(const TermShape &shape, const Target &target);

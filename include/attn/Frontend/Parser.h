@@ -38,6 +38,12 @@ using SizeBindings = std::map<std::string, int64_t>;
 bool bindSizes(const Spec &spec, const SizeBindings &overrides,
                bool allowUnbound, SizeBindings &result, Diagnostic &error);
 
+/// Checks the sizes that the language ties together and the dialect cannot
+/// see on one op: every term's query has the output's B, H and N, and the
+/// gate is [B, H, N, E]. Sizes unbound in \p sizes match anything.
+bool checkShapes(const Spec &spec, const SizeBindings &sizes,
+                 Diagnostic &error);
+
 /// The concrete shape of \p input under \p sizes; -1 for an unbound dim.
 std::vector<int64_t> concreteShape(const InputDecl &input,
                                    const SizeBindings &sizes);

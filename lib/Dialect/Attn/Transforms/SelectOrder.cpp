@@ -46,7 +46,7 @@ struct SelectOrderPass
     }
     if (chunk < 0) {
       root->emitError() << "attn-select-order: chunk must be positive, got "
-                        << chunk;
+                        << static_cast<int64_t>(chunk);
       return signalPassFailure();
     }
 
@@ -66,7 +66,6 @@ struct SelectOrderPass
     cost::TermShape shape = getTermShape(term, kAssumedLength, assumptions);
     bool dynamicLength =
         ShapedType::isDynamic(term.getQuery().getType().getDimSize(2));
-    bool causalKvFirst = shape.isCausal() && shape.projectedLength <= 0;
 
     Order order = term.getOrder();
     if (order == Order::Auto && forced) {
@@ -94,17 +93,17 @@ struct SelectOrderPass
     term.setOrder(order);
 
     if (!term.getChunk()) {
-      int64_t selected = chunk;
-      if (selected == 0) {
-        bool kvSide = order == Order::KvFirst ||
-                      (order == Order::Auto && term.getCrossover());
-        if (kvSide && causalKvFirst)
-          selected = cost::bestChunk(shape, costTarget);
-        else if (order == Order::QkFirst)
-          selected = costTarget.keyTile;
-      }
-      if (selected > 0)
-        term.setChunkAttr(builder.getI64IntegerAttr(selected));
+      std::optional<int64_t> selected;
+      if (chunk > 0)
+        selected = static_cast<int64_t>(chunk);
+      else if (order == Order::QkFirst)
+        selected = cost::chooseChunk(shape, costTarget, cost::Order::QkFirst);
+      else
+        // kv-first, or both orders behind a crossover: the kv-first chunk
+        // (qk-first then uses its default key tile).
+        selected = cost::chooseChunk(shape, costTarget, cost::Order::KvFirst);
+      if (selected)
+        term.setChunkAttr(builder.getI64IntegerAttr(*selected));
     }
     if (!assumptions.empty()) {
       InFlightDiagnostic remark = term.emitRemark("attn-select-order: ");
