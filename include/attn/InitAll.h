@@ -9,6 +9,9 @@ namespace mlir {
 namespace attn {
 /// Adds the attn dialect and the dialects its passes produce to \p registry.
 void registerAllDialects(DialectRegistry &registry);
+/// registerAllDialects, plus every upstream dialect, extension and LLVM IR
+/// translation that code generation goes through (for drivers like attnc).
+void registerCodegenDialects(DialectRegistry &registry);
 /// Registers every attn pass and pipeline with the global pass registry.
 void registerAllPasses();
 } // namespace attn

@@ -207,5 +207,7 @@ mlir::OwningOpRef<mlir::ModuleOp>
 attn::frontend::generateMLIR(mlir::MLIRContext &context, const Spec &spec,
                              const SourceFile &source,
                              const SizeBindings &sizes) {
+  context.loadDialect<mlir::attn::AttnDialect, mlir::func::FuncDialect,
+                      mlir::tensor::TensorDialect>();
   return Generator(context, spec, source, sizes).run();
 }

@@ -20,6 +20,8 @@
 #include "attn/Support/InputGenerator.h"
 #include "attn/Support/Npy.h"
 
+#include "JitRunner.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -32,6 +34,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -103,8 +107,35 @@ static cl::opt<int64_t> layerHeadDim(
     cl::init(0), cl::sub(reportCommand), cl::cat(attncCategory));
 
 static cl::opt<bool> jsonOutput("json", cl::desc("Print one JSON object"),
-                                cl::sub(reportCommand),
+                                cl::sub(reportCommand), cl::sub(runCommand),
                                 cl::cat(attncCategory));
+
+static cl::opt<bool> useReference(
+    "reference", cl::desc("Evaluate with the reference evaluator instead of "
+                          "the compiled code"),
+    cl::sub(runCommand), cl::cat(attncCategory));
+
+static cl::opt<bool> checkResult(
+    "check", cl::desc("Compare the compiled code with the reference "
+                      "evaluator; exit 1 beyond the tolerance"),
+    cl::sub(runCommand), cl::cat(attncCategory));
+
+static cl::opt<bool> benchmark(
+    "bench", cl::desc("Time repeated runs of the compiled code"),
+    cl::sub(runCommand), cl::cat(attncCategory));
+
+static cl::opt<int64_t> benchRepeats(
+    "repeat", cl::desc("Runs timed by --bench (default 10)"), cl::init(10),
+    cl::sub(runCommand), cl::cat(attncCategory));
+
+static cl::opt<std::string> forceOrder(
+    "force-order", cl::desc("Force every auto order: qk_first or kv_first"),
+    cl::value_desc("qk_first|kv_first"), cl::init(""), cl::sub(runCommand),
+    cl::cat(attncCategory));
+
+static cl::opt<int64_t> threads(
+    "threads", cl::desc("Threads of the compiled code (default: every core)"),
+    cl::init(0), cl::sub(runCommand), cl::cat(attncCategory));
 
 //===----------------------------------------------------------------------===//
 // Diagnostics
@@ -386,8 +417,63 @@ static reference::Problem buildProblem(const Spec &spec,
   return problem;
 }
 
+/// The --check tolerance on max|out − ref| / max|ref|: f32 accumulation
+/// over long rows, and for FAVOR+ the exps of large features, lose more.
+static double checkTolerance(const Spec &spec) {
+  double tolerance = 1e-4;
+  for (const TermDecl &term : spec.terms)
+    if (term.featureMap == FeatureMap::FavorPlus)
+      tolerance = 1e-3;
+  return tolerance;
+}
+
+/// FLOPs counted for --bench: the cost model's count for the strategy the
+/// compiled code runs (or the forced one).
+static double nominalFlops(const Spec &spec, const RunInputs &inputs) {
+  namespace cost = attn::cost;
+  cost::Target target = cost::cpuTarget();
+  double total = 0;
+  const npy::Array &value = inputs.get(spec.value.name);
+  for (const TermDecl &term : spec.terms) {
+    const npy::Array &q = inputs.get(term.query.name);
+    const npy::Array &k = inputs.get(term.key.name);
+    cost::TermShape shape;
+    shape.score = *term.score;
+    shape.featureMap = term.featureMap;
+    shape.mask = term.mask.kind;
+    shape.maskBlock = term.mask.chunk;
+    shape.batch = q.shape[0];
+    shape.heads = q.shape[1];
+    shape.queries = q.shape[2];
+    shape.keys = k.shape[2];
+    shape.featureDim = q.shape[3];
+    shape.valueDim = value.shape[3];
+    if (term.omega.isSet())
+      shape.numFeatures = inputs.get(term.omega.name).shape[0];
+    if (term.projectKeys.isSet())
+      shape.projectedLength = inputs.get(term.projectKeys.name).shape[0];
+    cost::TermCost decision = cost::analyzeTerm(shape, target);
+    cost::Order order = decision.chosen.order;
+    if (term.order == Order::QkFirst || forceOrder == "qk_first" ||
+        !shape.hasProductForm())
+      order = cost::Order::QkFirst;
+    else if (term.order == Order::KvFirst || forceOrder == "kv_first")
+      order = cost::Order::KvFirst;
+    for (const cost::Strategy &strategy : decision.strategies)
+      if (strategy.order == order)
+        total += strategy.flops;
+  }
+  return total;
+}
+
 static int runSpec(const Spec &spec, const SourceFile &source,
                    const SizeBindings &overrides) {
+  if (!forceOrder.empty() && forceOrder != "qk_first" &&
+      forceOrder != "kv_first")
+    return userError("--force-order must be qk_first or kv_first, got '" +
+                     forceOrder + "'");
+  if (benchRepeats < 1)
+    return userError("--repeat must be positive");
   // Validate the --set names before reading anything.
   SizeBindings sizes;
   Diagnostic diag;
@@ -410,10 +496,11 @@ static int runSpec(const Spec &spec, const SourceFile &source,
   // The dialect verifier checks every constraint of DESIGN §1 on the
   // concrete sizes, so a bad combination is reported at its term.
   mlir::DialectRegistry registry;
-  mlir::attn::registerAllDialects(registry);
+  mlir::attn::registerCodegenDialects(registry);
   mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  if (!generateVerifiedModule(context, spec, source, sizes))
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      generateVerifiedModule(context, spec, source, sizes);
+  if (!module)
     return 1;
 
   if (!inputs.generate(sizes))
@@ -424,9 +511,89 @@ static int runSpec(const Spec &spec, const SourceFile &source,
                problem.valueDim};
   out.data.resize(problem.batch * problem.heads * problem.queries *
                   problem.valueDim);
-  std::string error = reference::evaluate(problem, out.data.data());
-  if (!error.empty())
-    return userError("the reference evaluator rejects the problem: " + error);
+
+  npy::Array expected;
+  if (useReference || checkResult) {
+    expected = out;
+    std::string error = reference::evaluate(problem, expected.data.data());
+    if (!error.empty())
+      return userError("the reference evaluator rejects the problem: " +
+                       error);
+  }
+
+  llvm::json::Object json{{"spec", spec.name},
+                          {"shape", llvm::json::Array(out.shape)},
+                          {"mode", useReference ? "reference" : "compiled"}};
+  if (useReference) {
+    out = expected;
+  } else {
+    std::vector<const npy::Array *> arguments;
+    for (const InputDecl &input : spec.inputs)
+      arguments.push_back(&inputs.get(input.name));
+    attnc::JitOptions jit;
+    jit.forceOrder = forceOrder;
+    jit.threads = threads;
+    auto engine = attnc::compile(*module, jit);
+    if (!engine)
+      return userError("cannot compile '" + spec.name +
+                       "': " + llvm::toString(engine.takeError()));
+    if (llvm::Error error = attnc::call(**engine, spec.name, arguments, out))
+      return userError("cannot run '" + spec.name +
+                       "': " + llvm::toString(std::move(error)));
+    if (benchmark) {
+      std::vector<double> seconds;
+      for (int64_t run = 0; run < benchRepeats; ++run) {
+        auto start = std::chrono::steady_clock::now();
+        if (llvm::Error error = attnc::call(**engine, spec.name, arguments,
+                                            out))
+          return userError(llvm::toString(std::move(error)));
+        seconds.push_back(std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+      }
+      std::sort(seconds.begin(), seconds.end());
+      double median = seconds[seconds.size() / 2];
+      double flops = nominalFlops(spec, inputs);
+      json["bench"] = llvm::json::Object{{"median_s", median},
+                                         {"runs", static_cast<int64_t>(benchRepeats)},
+                                         {"flops", flops},
+                                         {"gflops", flops / median / 1e9}};
+      if (!jsonOutput)
+        llvm::outs() << llvm::formatv(
+            "attnc: {0}: median {1:f3} ms over {2} runs, {3:f1} GFLOP/s\n",
+            spec.name, median * 1e3, benchRepeats, flops / median / 1e9);
+    }
+  }
+
+  int status = 0;
+  if (checkResult) {
+    double maxAbs = 0.0, maxRef = 0.0;
+    bool finite = true;
+    for (size_t i = 0; i < out.data.size(); ++i) {
+      finite &= std::isfinite(out.data[i]);
+      maxAbs = std::max(maxAbs, double(std::fabs(out.data[i] -
+                                                 expected.data[i])));
+      maxRef = std::max(maxRef, double(std::fabs(expected.data[i])));
+    }
+    double maxRel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
+    double tolerance = checkTolerance(spec);
+    bool ok = finite && maxRel <= tolerance;
+    json["check"] = llvm::json::Object{{"max_abs_error", maxAbs},
+                                       {"max_rel_error", maxRel},
+                                       {"tolerance", tolerance},
+                                       {"ok", ok}};
+    if (!jsonOutput)
+      llvm::outs() << llvm::formatv(
+          "attnc: {0}: check against the reference evaluator: max abs error "
+          "{1:e2}, max rel error {2:e2} (tolerance {3:e0}): {4}\n",
+          spec.name, maxAbs, maxRel, tolerance, ok ? "ok" : "FAILED");
+    if (!ok) {
+      llvm::errs() << "attnc: error: '" << spec.name
+                   << "' differs from the reference evaluator beyond the "
+                      "tolerance\n";
+      status = 1;
+    }
+  }
 
   if (!saveDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
@@ -451,13 +618,21 @@ static int runSpec(const Spec &spec, const SourceFile &source,
     sumAbs += std::fabs(x);
     maxAbs = std::max(maxAbs, double(std::fabs(x)));
   }
+  double meanAbs = out.data.empty() ? 0.0 : sumAbs / out.data.size();
+  if (jsonOutput) {
+    json["mean_abs_out"] = meanAbs;
+    json["max_abs_out"] = maxAbs;
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(json)))
+                 << "\n";
+    return status;
+  }
   llvm::outs() << "attnc: " << spec.name << ": out " << shapeString(out.shape)
-               << " (reference evaluator)";
+               << (useReference ? " (reference evaluator)"
+                                : " (compiled code)");
   std::ostringstream stats;
-  stats << " mean|o| = " << (out.data.empty() ? 0.0 : sumAbs / out.data.size())
-        << ", max|o| = " << maxAbs;
+  stats << " mean|o| = " << meanAbs << ", max|o| = " << maxAbs;
   llvm::outs() << stats.str() << "\n";
-  return 0;
+  return status;
 }
 
 //===----------------------------------------------------------------------===//

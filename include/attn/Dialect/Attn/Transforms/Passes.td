@@ -46,4 +46,28 @@ def AttnSelectOrder : Pass<"attn-select-order"> {
   ];
 }
 
+def AttnDestinationAbi : Pass<"attn-destination-abi", "::mlir::ModuleOp"> {
+  let summary = "Give public functions the memref calling convention of attnc";
+  let description = [{
+    Rewrites every public `func.func` taking and returning ranked tensors into
+    one taking memrefs of the same shapes, followed by one output memref per
+    result, and returning nothing: arguments are read through
+    `bufferization.to_tensor restrict` and results are written with
+    `bufferization.materialize_in_destination`. The function gets
+    `llvm.emit_c_interface`, so that `_mlir_ciface_<name>` takes pointers to
+    memref descriptors (what attnc's JIT and C header call).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnCheckLowered : Pass<"attn-check-lowered", "::mlir::ModuleOp"> {
+  let summary = "Fail unless only the LLVM (and OpenMP) dialects are left";
+  let description = [{
+    The last pass of `attn-lower-to-llvm`: every operation must belong to
+    the `llvm` or `omp` dialect (or be the module itself). Anything else, above all an
+    `attn` op, is reported with its location and fails the pipeline.
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

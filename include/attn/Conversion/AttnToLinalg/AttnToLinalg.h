@@ -1,0 +1,20 @@
+//===- AttnToLinalg.h - Lower attn ops to tiled linalg ----------*- C++ -*-===//
+
+#ifndef ATTN_CONVERSION_ATTNTOLINALG_ATTNTOLINALG_H
+#define ATTN_CONVERSION_ATTNTOLINALG_ATTNTOLINALG_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace attn {
+
+/// Rewrites attn.term and attn.combine into linalg/scf/tensor IR on tensors
+/// (see AttnToLinalg.cpp for the shape of the result). \p tileSize is the
+/// query and key tile of qk-first and the default chunk of kv-first.
+void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
+                                  int64_t tileSize = 64);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTOLINALG_ATTNTOLINALG_H

@@ -1,0 +1,28 @@
+//===- Passes.h - attn conversion passes ------------------------*- C++ -*-===//
+
+#ifndef ATTN_CONVERSION_PASSES_H
+#define ATTN_CONVERSION_PASSES_H
+
+#include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "attn/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Conversion/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_PASSES_H

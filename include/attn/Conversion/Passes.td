@@ -1,0 +1,30 @@
+//===- Passes.td - attn conversion passes ------------------*- tablegen -*-===//
+
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
+  let summary = "Lower attn.term and attn.combine to tiled linalg on tensors";
+  let description = [{
+    Each term becomes its feature rows (computed once per row, padded to
+    whole tiles), then the order it carries: qk-first as a scf.forall over
+    (batch, head, query tile) with an online normaliser over the visible key
+    tiles (no N×M matrix), kv-first as a state pass and a query pass, or,
+    with a causal or block mask, a loop over chunks carrying a w×E state.
+    `order auto` with `crossover N` emits both behind `scf.if`; `auto`
+    without it lowers qk-first (run attn-select-order first to choose).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect"
+  ];
+  let options = [
+    Option<"tileSize", "tile-size", "int64_t", /*default=*/"64",
+           "Query/key tile of qk-first and default chunk of kv-first">,
+  ];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

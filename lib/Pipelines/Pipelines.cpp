@@ -1,0 +1,73 @@
+//===- Pipelines.cpp - attn's lowering pipelines --------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                          const LowerToLLVMOptions &options) {
+  AttnSelectOrderOptions select;
+  select.target = options.target;
+  select.force = options.force;
+  pm.addPass(createAttnSelectOrder(select));
+  pm.addPass(createAttnDestinationAbi());
+
+  ConvertAttnToLinalgOptions convert;
+  convert.tileSize = options.tileSize;
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertAttnToLinalg(convert));
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  OpPassManager &loops = pm.nest<func::FuncOp>();
+  if (options.parallel)
+    loops.addPass(createForallToParallelLoopPass());
+  else
+    loops.addPass(createForallToForLoopPass());
+  loops.addPass(createConvertLinalgToLoopsPass());
+  if (options.parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // Inlines the alloca scopes it made (they hold no alloca) before the
+    // scf-to-cf lowering splits their bodies into blocks.
+    pm.addPass(createCanonicalizerPass());
+  }
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAttnCheckLowered());
+}
+
+void mlir::attn::registerPipelines() {
+  PassPipelineRegistration<LowerToLLVMOptions>(
+      "attn-lower-to-llvm",
+      "Lower attn to the LLVM dialect (tiled, bufferized, OpenMP-parallel)",
+      buildLowerToLLVMPipeline);
+}
