@@ -12,6 +12,9 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libclang-rt-22-dev libomp-22-dev
   libgtest-dev googletest
+  # OpenBLAS under Debian's numpy, for bench/ (numpy falls back to the
+  # reference BLAS without it).
+  libopenblas0-pthread
 )
 
 missing=()

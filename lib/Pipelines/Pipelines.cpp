@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -32,6 +33,13 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   func.addPass(createConvertAttnToLinalg(convert));
   func.addPass(createCanonicalizerPass());
   func.addPass(createCSEPass());
+  if (options.vectorize) {
+    func.addPass(createAttnTileAndVectorize());
+    func.addPass(createCanonicalizerPass());
+    func.addPass(createCSEPass());
+    func.addPass(createLoopInvariantSubsetHoistingPass());
+    func.addPass(createCanonicalizerPass());
+  }
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -49,6 +57,12 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   else
     loops.addPass(createForallToForLoopPass());
   loops.addPass(createConvertLinalgToLoopsPass());
+  if (options.vectorize) {
+    loops.addPass(vector::createLowerVectorMultiReductionPass());
+    VectorTransferToSCFOptions transfers;
+    transfers.enableFullUnroll();
+    loops.addPass(createConvertVectorToSCFPass(transfers));
+  }
   if (options.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
     // Inlines the alloca scopes it made (they hold no alloca) before the
@@ -59,6 +73,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

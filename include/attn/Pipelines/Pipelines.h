@@ -24,6 +24,11 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
   PassOptions::Option<int64_t> tileSize{
       *this, "tile-size", llvm::cl::desc("Query/key tile of qk-first"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Register-tile and vectorize the static tiles "
+                     "(experimental)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> parallel{
       *this, "parallel",
       llvm::cl::desc("Run scf.forall loops on OpenMP threads"),

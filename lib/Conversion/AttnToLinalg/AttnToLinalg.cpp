@@ -135,6 +135,29 @@ public:
     return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
                                           strides);
   }
+  /// The 2-D slice [rows, cols] of the 4-D \p tensor at (bi, hi, 0, col0).
+  Value tile2dColumns(Value tensor, Value bi, Value hi, Value col0,
+                      Value rows, int64_t cols) {
+    auto type = RankedTensorType::get(
+        {getConstantIntValue(rows).value_or(ShapedType::kDynamic), cols},
+        b.getF32Type());
+    SmallVector<OpFoldResult> offsets = {bi, hi, b.getIndexAttr(0), col0};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       ofr(rows), b.getIndexAttr(cols)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
+                                          strides);
+  }
+
+  /// [B, H, L, X] → [B, H, X, L]
+  Value transposeRows(Value tensor) {
+    Value init = empty({dim(tensor, 0), dim(tensor, 1), dim(tensor, 3),
+                        dim(tensor, 2)});
+    return linalg::TransposeOp::create(b, tensor, init,
+                                       ArrayRef<int64_t>{0, 1, 3, 2})
+        .getResult()[0];
+  }
+
   /// The 1-D slice [cols] of the 3-D \p tensor at (bi, hi, 0).
   Value tile1d(Value tensor, Value bi, Value hi, Value cols) {
     auto type = RankedTensorType::get(
@@ -193,28 +216,10 @@ public:
     return arith::AddFOp::create(ob, loc, acc, product);
   }
 
-  /// C[r, c] = init + Σ_w A[r, w]·B[c, w]
-  Value matmulNT(Value a, Value bt, Value init) {
-    return generic(init, {a, bt},
-                   {map(3, {0, 2}), map(3, {1, 2}), map(3, {0, 1})},
-                   {kPar, kPar, kRed}, [](OpBuilder &ob, Location loc,
-                                          ValueRange args) {
-                     return mulAdd(ob, loc, args[0], args[1], args[2]);
-                   });
-  }
   /// C[r, e] = init + Σ_c A[r, c]·B[c, e]
   Value matmulNN(Value a, Value bm, Value init) {
     return generic(init, {a, bm},
                    {map(3, {0, 2}), map(3, {2, 1}), map(3, {0, 1})},
-                   {kPar, kPar, kRed}, [](OpBuilder &ob, Location loc,
-                                          ValueRange args) {
-                     return mulAdd(ob, loc, args[0], args[1], args[2]);
-                   });
-  }
-  /// C[w, e] = init + Σ_c A[c, w]·B[c, e]
-  Value matmulTN(Value a, Value bm, Value init) {
-    return generic(init, {a, bm},
-                   {map(3, {2, 0}), map(3, {2, 1}), map(3, {0, 1})},
                    {kPar, kPar, kRed}, [](OpBuilder &ob, Location loc,
                                           ValueRange args) {
                      return mulAdd(ob, loc, args[0], args[1], args[2]);
@@ -240,15 +245,6 @@ public:
                          .getResult();
                    });
   }
-  /// y[w] = init + Σ_c A[c, w]
-  Value colSum(Value a, Value init) {
-    return generic(init, {a}, {map(2, {1, 0}), map(2, {0})}, {kPar, kRed},
-                   [](OpBuilder &ob, Location loc, ValueRange args) {
-                     return arith::AddFOp::create(ob, loc, args[0], args[1])
-                         .getResult();
-                   });
-  }
-
   ImplicitLocOpBuilder &b;
   int64_t tile;
 };
@@ -677,7 +673,9 @@ private:
     Value queryTiles = ceilDiv(queries, tile);
     Value keyTiles = ceilDiv(keys, tile);
     Value paddedQ = padRows(fq, mul(queryTiles, index(tile)));
-    Value paddedK = padRows(fk, mul(keyTiles, index(tile)));
+    // K is transposed once so that every score tile is a plain Q·Kᵀ tile
+    // product with contiguous rows on both sides.
+    Value paddedKT = transposeRows(padRows(fk, mul(keyTiles, index(tile))));
     Value paddedV = padRows(v, mul(keyTiles, index(tile)));
     Score score = op.getScore();
     bool isSoftmax = score == Score::Softmax;
@@ -698,11 +696,12 @@ private:
             ImplicitLocOpBuilder ib(loc, ob);
             Lowering inner(ib, tile);
             Value col0 = inner.mul(kt, inner.index(tile));
-            Value kTile = inner.tile2d(paddedK, bi, hi, col0, tile, width);
+            Value kTile =
+                inner.tile2dColumns(paddedKT, bi, hi, col0, width, tile);
             Value vTile = inner.tile2d(paddedV, bi, hi, col0, tile, valueDim);
             Value tt = inner.index(tile);
             Value scores =
-                inner.matmulNT(qTile, kTile, inner.filled({tt, tt}, 0.0));
+                inner.matmulNN(qTile, kTile, inner.filled({tt, tt}, 0.0));
             // Weights of the visible pairs; padded keys (j >= M) are masked.
             Value weights = inner.generic(
                 scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
@@ -819,7 +818,7 @@ private:
     Value queryTiles = ceilDiv(queries, tile);
     Value keyTiles = ceilDiv(keys, tile);
     Value paddedQ = padRows(fq, mul(queryTiles, index(tile)));
-    Value paddedK = padRows(fk, mul(keyTiles, index(tile)));
+    Value paddedKT = transposeRows(padRows(fk, mul(keyTiles, index(tile))));
     Value paddedV = padRows(v, mul(keyTiles, index(tile)));
 
     // State pass.
@@ -841,10 +840,11 @@ private:
             ImplicitLocOpBuilder ib(loc, ob);
             Lowering inner(ib, tile);
             Value row0 = inner.mul(kt, inner.index(tile));
-            Value kTile = inner.tile2d(paddedK, bi, hi, row0, tile, width);
+            Value kTile =
+                inner.tile2dColumns(paddedKT, bi, hi, row0, width, tile);
             Value vTile = inner.tile2d(paddedV, bi, hi, row0, tile, valueDim);
-            Value newState = inner.matmulTN(kTile, vTile, iter[0]);
-            Value newNorm = inner.colSum(kTile, iter[1]);
+            Value newState = inner.matmulNN(kTile, vTile, iter[0]);
+            Value newNorm = inner.rowReduce(kTile, iter[1], false);
             scf::YieldOp::create(ib, ValueRange{newState, newNorm});
           });
       b.setInsertionPointToStart(statePass.getTerminator().getBody());
@@ -911,7 +911,7 @@ private:
     Value chunks = ceilDiv(longest, chunk);
     Value padded = mul(chunks, index(chunk));
     Value paddedQ = padRows(fq, padded);
-    Value paddedK = padRows(fk, padded);
+    Value paddedKT = transposeRows(padRows(fk, padded));
     Value paddedV = padRows(v, padded);
 
     Value out = empty({batch, heads, padded, valueDim});
@@ -934,7 +934,8 @@ private:
             Value row0 = inner.mul(ci, inner.index(chunk));
             Value cc = inner.index(chunk);
             Value qTile = inner.tile2d(paddedQ, bi, hi, row0, chunk, width);
-            Value kTile = inner.tile2d(paddedK, bi, hi, row0, chunk, width);
+            Value kTile =
+                inner.tile2dColumns(paddedKT, bi, hi, row0, width, chunk);
             Value vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
             Value prevState = iter[0], prevNorm = iter[1];
             Value num, den;
@@ -948,7 +949,7 @@ private:
             }
             if (intraCausal || intraFull) {
               Value scores =
-                  inner.matmulNT(qTile, kTile, inner.filled({cc, cc}, 0.0));
+                  inner.matmulNN(qTile, kTile, inner.filled({cc, cc}, 0.0));
               if (intraCausal)
                 scores = inner.generic(
                     scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
@@ -975,8 +976,8 @@ private:
                                                          strides);
             Value newState = prevState, newNorm = prevNorm;
             if (carry) {
-              newState = inner.matmulTN(kTile, vTile, prevState);
-              newNorm = inner.colSum(kTile, prevNorm);
+              newState = inner.matmulNN(kTile, vTile, prevState);
+              newNorm = inner.rowReduce(kTile, prevNorm, false);
             }
             if (resetEvery > 0) {
               // block_causal: the state restarts where the next block does.

@@ -61,6 +61,27 @@ def AttnDestinationAbi : Pass<"attn-destination-abi", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Register-tile and vectorize the static linalg tiles of attn";
+  let description = [{
+    Runs on the tensor IR of convert-attn-to-linalg. Every linalg.generic
+    whose loop ranges are static (the per-tile products, reductions and
+    elementwise steps) is vectorized; contractions (two parallel loops and
+    one reduction) are first tiled to `rows`×`cols` register tiles with the
+    whole reduction inside, so that their vector.contract lowers to
+    outer-product FMAs held in registers. Ops with dynamic ranges (feature
+    maps over a dynamic sequence) are left for the scalar loop lowering.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Rows of a contraction's register tile">,
+    Option<"cols", "cols", "int64_t", /*default=*/"32",
+           "Columns of a contraction's register tile">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AttnCheckLowered : Pass<"attn-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail unless only the LLVM (and OpenMP) dialects are left";
   let description = [{

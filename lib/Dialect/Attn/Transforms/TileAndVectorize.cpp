@@ -1,0 +1,132 @@
+//===- TileAndVectorize.cpp - Vectorize the static tiles of attn ----------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNTILEANDVECTORIZE
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+/// Elementwise steps and reductions are left to LLVM's loop vectorizer,
+/// which handles their masks and index arithmetic better than 2-D vectors.
+constexpr bool vectorizeAll = false;
+
+/// Elements a vectorized op may span: beyond this the unrolled vectors cost
+/// more in compile time and register spills than they gain.
+constexpr int64_t kMaxVectorElements = 64 * 1024;
+
+/// A plain C[i, j] += A[i, k]·B[k, j] (the only contraction shape
+/// convert-attn-to-linalg emits for its tiles).
+bool isMatmul(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators.size() != 3 || iterators[0] != utils::IteratorType::parallel ||
+      iterators[1] != utils::IteratorType::parallel ||
+      iterators[2] != utils::IteratorType::reduction ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return false;
+  MLIRContext *context = op.getContext();
+  AffineExpr i, j, k;
+  bindDims(context, i, j, k);
+  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {i, k}, context),
+                                     AffineMap::get(3, 0, {k, j}, context),
+                                     AffineMap::get(3, 0, {i, j}, context)};
+  return op.getIndexingMapsArray() == expected;
+}
+
+/// The largest of \p preferred and its halvings that divides \p size.
+int64_t dividingTile(int64_t size, int64_t preferred) {
+  for (int64_t tile = preferred; tile > 1; tile /= 2)
+    if (size % tile == 0)
+      return tile;
+  return 1;
+}
+
+struct TileAndVectorizePass
+    : public mlir::attn::impl::AttnTileAndVectorizeBase<TileAndVectorizePass> {
+  using AttnTileAndVectorizeBase::AttnTileAndVectorizeBase;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> candidates;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.hasPureTensorSemantics())
+        candidates.push_back(op);
+    });
+    for (linalg::GenericOp op : candidates) {
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      if (llvm::any_of(ranges, ShapedType::isDynamic))
+        continue;
+      int64_t elements = 1;
+      for (int64_t range : ranges)
+        elements *= range;
+
+      SmallVector<Operation *> toVectorize;
+      if (isMatmul(op)) {
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(
+            &getContext(), {dividingTile(ranges[0], rows),
+                            dividingTile(ranges[1], cols), 0}));
+        rewriter.setInsertionPoint(op);
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+        if (failed(tiled))
+          continue;
+        rewriter.replaceOp(op, tiled->replacements);
+        for (Operation *tiledOp : tiled->tiledOps) {
+          // A named matmul (possibly transposed) vectorizes to a single
+          // vector.contract of the tile.
+          auto generic = dyn_cast<linalg::GenericOp>(tiledOp);
+          if (generic) {
+            rewriter.setInsertionPoint(generic);
+            FailureOr<linalg::LinalgOp> named =
+                linalg::specializeGenericOp(rewriter, generic);
+            if (succeeded(named))
+              tiledOp = named->getOperation();
+          }
+          toVectorize.push_back(tiledOp);
+        }
+      } else if (vectorizeAll && elements <= kMaxVectorElements) {
+        toVectorize.push_back(op);
+      }
+      for (Operation *target : toVectorize) {
+        rewriter.setInsertionPoint(target);
+        // Contractions become one vector.contract of the register tile
+        // (not broadcasts and a multi-reduction).
+        FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+            rewriter, target, /*inputVectorSizes=*/{},
+            /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+            /*flatten1DDepthwiseConv=*/false,
+            /*assumeDynamicDimsMatchVecSizes=*/false,
+            /*createNamedContraction=*/true);
+        if (succeeded(result))
+          rewriter.replaceOp(target, result->replacements);
+      }
+    }
+
+    // Fold the transfers the vectorizer leaves around tensor slices.
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateSinkVectorOpsPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
