@@ -1,0 +1,92 @@
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=32 --canonicalize | FileCheck %s --check-prefix=TILE32
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=0 2>&1 | FileCheck %s --check-prefix=BADTILE
+
+!t = tensor<1x2x100x16xf32>
+
+// qk-first softmax: features (q·s), K transposed once, one forall iteration
+// per (batch, head, query tile), a loop over the visible key tiles carrying
+// (max, sum, acc), and never a 100x100 score matrix.
+// CHECK-LABEL: func.func @softmax_causal(
+// CHECK-NOT:     tensor<1x2x100x100xf32>
+// CHECK:         linalg.transpose
+// (canonicalization drops the unit batch dimension of the forall)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK:             linalg.generic
+// CHECK:             math.exp
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice {{.*}} [1, 1, 64, 16]
+// CHECK:         tensor.extract_slice {{.*}} [1, 2, 100, 16]
+// TILE32-LABEL: func.func @softmax_causal(
+// TILE32:         scf.forall (%{{.*}}, %{{.*}}) in (2, 4)
+// BADTILE: convert-attn-to-linalg: tile-size must be positive, got 0
+func.func @softmax_causal(%q: !t) -> !t {
+  %0 = attn.term softmax (%q, %q, %q) mask causal : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x2x100x16xf32>
+
+// kv-first without a mask: a state pass per (batch, head), then a query pass.
+// CHECK-LABEL: func.func @linear_kv_first(
+// CHECK:         scf.forall (%{{.*}}) in (2) shared_outs({{.*}}, {{.*}}) -> (tensor<1x2x16x16xf32>, tensor<1x2x16xf32>)
+// CHECK:           scf.for {{.*}} -> (tensor<16x16xf32>, tensor<16xf32>)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+func.func @linear_kv_first(%q: !t) -> !t {
+  %0 = attn.term kernel elu1 (%q, %q, %q) order kv_first : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x2x100x16xf32>
+
+// Causal kv-first: one loop over chunks per (batch, head) carrying the
+// 16x16 state and its normaliser.
+// CHECK-LABEL: func.func @linear_causal_kv_first(
+// CHECK:         scf.forall (%{{.*}}) in (2)
+// CHECK:           scf.for {{.*}} -> (tensor<16x16xf32>, tensor<16xf32>, tensor<128x16xf32>)
+func.func @linear_causal_kv_first(%q: !t) -> !t {
+  %0 = attn.term kernel relu (%q, %q, %q) mask causal order kv_first chunk 32 : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x2x?x16xf32>
+
+// A crossover emits both orders behind a run-time test on N.
+// CHECK-LABEL: func.func @crossover(
+// CHECK:         %[[N:.+]] = tensor.dim
+// CHECK:         %[[USE_KV:.+]] = arith.cmpi uge, %[[N]], %c49
+// CHECK:         scf.if %[[USE_KV]]
+// CHECK:         } else {
+func.func @crossover(%q: !t) -> !t {
+  %0 = attn.term kernel elu1 (%q, %q, %q) crossover 49 : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x2x100x16xf32>
+!p = tensor<8x100xf32>
+
+// Linformer projects K and V to 8 rows first; attn.combine is one
+// elementwise sum times the gate.
+// CHECK-LABEL: func.func @linformer_gated(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x100x16xf32>, %[[E:[a-z0-9]+]]: tensor<8x100xf32>, %[[F:[a-z0-9]+]]: tensor<8x100xf32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[E]], %[[Q]] : {{.*}}) outs({{.*}} : tensor<1x2x8x16xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[F]], %[[Q]] : {{.*}}) outs({{.*}} : tensor<1x2x8x16xf32>)
+// CHECK:         linalg.generic
+// CHECK:           arith.addf
+// CHECK:           arith.mulf
+// CHECK-NOT:     attn.
+func.func @linformer_gated(%q: !t, %e: !p, %f: !p, %g: !t) -> !t {
+  %0 = attn.term softmax (%q, %q, %q) project(%e, %f : !p, !p) : !t, !t, !t -> !t
+  %1 = attn.term relu2 (%q, %q, %q) : !t, !t, !t -> !t
+  %2 = attn.combine %0, %1 gate(%g) : !t
+  return %2 : !t
+}

@@ -1,0 +1,31 @@
+// RUN: attn-opt %s --attn-lower-to-llvm | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-llvm="parallel=0 vectorize=0" | FileCheck %s --check-prefix=SERIAL
+
+!s = tensor<1x2x100x64xf32>
+!d = tensor<1x2x?x64xf32>
+
+// The whole pipeline leaves only the LLVM and OpenMP dialects: the C
+// interface wrapper, OpenMP-parallel loops and, for the tile products,
+// 32-wide vector FMAs.
+// CHECK-NOT:   attn.
+// CHECK-LABEL: llvm.func @softmax(
+// CHECK:         omp.parallel
+// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<32xf32>, vector<32xf32>, vector<32xf32>) -> vector<32xf32>
+// CHECK-LABEL: llvm.func @_mlir_ciface_softmax(
+// CHECK-LABEL: llvm.func @linear_dynamic(
+// CHECK-LABEL: llvm.func @_mlir_ciface_linear_dynamic(
+// CHECK-NOT:   {{(linalg|scf|tensor|memref|arith|vector)\.}}
+
+// SERIAL-NOT:  omp.
+// SERIAL-NOT:  vector<32xf32>
+// SERIAL-LABEL: llvm.func @softmax(
+// SERIAL-LABEL: llvm.func @_mlir_ciface_softmax(
+func.func @softmax(%q: !s) -> !s {
+  %0 = attn.term softmax (%q, %q, %q) mask causal : !s, !s, !s -> !s
+  return %0 : !s
+}
+
+func.func @linear_dynamic(%q: !d) -> !d {
+  %0 = attn.term kernel elu1 (%q, %q, %q) mask causal : !d, !d, !d -> !d
+  return %0 : !d
+}
