@@ -58,6 +58,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     loops.addPass(createForallToForLoopPass());
   loops.addPass(createConvertLinalgToLoopsPass());
   if (options.vectorize) {
+    loops.addPass(createAttnApproximateMath());
     loops.addPass(vector::createLowerVectorMultiReductionPass());
     VectorTransferToSCFOptions transfers;
     transfers.enableFullUnroll();

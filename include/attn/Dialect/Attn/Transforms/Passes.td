@@ -82,6 +82,18 @@ def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnApproximateMath : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "Replace exp (and friends) by polynomial approximations";
+  let description = [{
+    Rewrites `math.exp`, `math.sin`, `math.cos` and other transcendental ops
+    into MLIR's polynomial approximations (plain arith, f32-accurate to a few
+    ulp). A libm call per element keeps LLVM from vectorizing the softmax
+    and feature-map loops; the arithmetic form vectorizes.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnCheckLowered : Pass<"attn-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail unless only the LLVM (and OpenMP) dialects are left";
   let description = [{
