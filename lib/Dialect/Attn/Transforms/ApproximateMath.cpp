@@ -23,8 +23,10 @@ struct ApproximateMathPass
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) {
-          return name == "exp" || name == "sin" || name == "cos" ||
-                 name == "expm1" || name == "tanh";
+          // Names are the ops' full names, e.g. math.exp.
+          return name == "math.exp" || name == "math.sin" ||
+                 name == "math.cos" || name == "math.expm1" ||
+                 name == "math.tanh";
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
