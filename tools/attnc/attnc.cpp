@@ -185,6 +185,41 @@ static void replaceAll(std::string &text, const std::string &from,
 
 /// Generates the module for \p sizes and verifies it, reporting a verifier
 /// error at the spec location of the term it comes from, in the spec's words.
+/// The spec's words for an MLIR diagnostic: its spec location (and term
+/// name) and the message without dialect spellings.
+static Diagnostic toSpecDiagnostic(mlir::Diagnostic &diag) {
+  Diagnostic error;
+  std::string termName;
+  findSpecLocation(diag.getLocation(), error.loc, termName);
+  error.message = diag.str();
+  replaceAll(error.message, "'attn.term' op ", "term '" + termName + "': ");
+  replaceAll(error.message, "'attn.combine' op ", "");
+  replaceAll(error.message, "'favor_plus'", "'favor+'");
+  return error;
+}
+
+/// Reports the first error of the passes run while it lives at its spec
+/// location, and keeps their remarks quiet.
+class SpecDiagnostics {
+public:
+  SpecDiagnostics(mlir::MLIRContext &context, const SourceFile &source)
+      : source(source),
+        handler(&context, [this](mlir::Diagnostic &diag) {
+          if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+              !reported) {
+            specError(this->source, toSpecDiagnostic(diag));
+            reported = true;
+          }
+          return mlir::success();
+        }) {}
+  bool hasReported() const { return reported; }
+
+private:
+  const SourceFile &source;
+  bool reported = false;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
 static mlir::OwningOpRef<mlir::ModuleOp>
 generateVerifiedModule(mlir::MLIRContext &context, const Spec &spec,
                        const SourceFile &source, const SizeBindings &sizes) {
@@ -192,14 +227,7 @@ generateVerifiedModule(mlir::MLIRContext &context, const Spec &spec,
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
     if (diag.getSeverity() != mlir::DiagnosticSeverity::Error || firstError)
       return mlir::success();
-    Diagnostic error;
-    std::string termName;
-    findSpecLocation(diag.getLocation(), error.loc, termName);
-    error.message = diag.str();
-    replaceAll(error.message, "'attn.term' op ", "term '" + termName + "': ");
-    replaceAll(error.message, "'attn.combine' op ", "");
-    replaceAll(error.message, "'favor_plus'", "'favor+'");
-    firstError = error;
+    firstError = toSpecDiagnostic(diag);
     return mlir::success();
   });
   Diagnostic shapeError;
@@ -556,10 +584,14 @@ static int runSpec(const Spec &spec, const SourceFile &source,
     for (auto func : module->getOps<mlir::func::FuncOp>())
       if (func.getSymName() == spec.name)
         func.setSymName(entry);
+    SpecDiagnostics diagnostics(context, source);
     auto engine = attnc::compile(*module, jit);
-    if (!engine)
-      return userError("cannot compile '" + spec.name +
-                       "': " + llvm::toString(engine.takeError()));
+    if (!engine) {
+      std::string message = llvm::toString(engine.takeError());
+      if (diagnostics.hasReported())
+        return 1;
+      return userError("cannot compile '" + spec.name + "': " + message);
+    }
     if (llvm::Error error = attnc::call(**engine, entry, arguments, out))
       return userError("cannot run '" + spec.name +
                        "': " + llvm::toString(std::move(error)));
