@@ -18,66 +18,6 @@ const InputDecl *Spec::findInput(const std::string &name) const {
   return nullptr;
 }
 
-const char *attn::frontend::toString(Score score) {
-  switch (score) {
-  case Score::Softmax:
-    return "softmax";
-  case Score::Relu2:
-    return "relu2";
-  case Score::Kernel:
-    return "kernel";
-  }
-  return "?";
-}
-
-const char *attn::frontend::toString(FeatureMap featureMap) {
-  switch (featureMap) {
-  case FeatureMap::None:
-    return "none";
-  case FeatureMap::Identity:
-    return "identity";
-  case FeatureMap::Relu:
-    return "relu";
-  case FeatureMap::Elu1:
-    return "elu1";
-  case FeatureMap::FavorPlus:
-    return "favor+";
-  case FeatureMap::CosFormer:
-    return "cosformer";
-  }
-  return "?";
-}
-
-const char *attn::frontend::toString(MaskKind kind) {
-  switch (kind) {
-  case MaskKind::None:
-    return "none";
-  case MaskKind::Causal:
-    return "causal";
-  case MaskKind::Block:
-    return "block";
-  case MaskKind::BlockCausal:
-    return "block_causal";
-  case MaskKind::PriorBlocks:
-    return "prior_blocks";
-  }
-  return "?";
-}
-
-const char *attn::frontend::toString(Normalizer normalizer) {
-  switch (normalizer) {
-  case Normalizer::Default:
-    return "default";
-  case Normalizer::Rows:
-    return "rows";
-  case Normalizer::Length:
-    return "length";
-  case Normalizer::None:
-    return "none";
-  }
-  return "?";
-}
-
 const char *attn::frontend::toString(Order order) {
   switch (order) {
   case Order::Auto:

@@ -187,7 +187,7 @@ static bool productFits(std::initializer_list<int64_t> factors) {
   return true;
 }
 
-static const char *maskName(MaskKind kind) {
+const char *reference::toString(MaskKind kind) {
   switch (kind) {
   case MaskKind::None:
     return "none";
@@ -203,7 +203,7 @@ static const char *maskName(MaskKind kind) {
   return "unknown";
 }
 
-static const char *scoreName(Score score) {
+const char *reference::toString(Score score) {
   switch (score) {
   case Score::Softmax:
     return "softmax";
@@ -211,6 +211,38 @@ static const char *scoreName(Score score) {
     return "relu2";
   case Score::Kernel:
     return "kernel";
+  }
+  return "unknown";
+}
+
+const char *reference::toString(FeatureMap featureMap) {
+  switch (featureMap) {
+  case FeatureMap::None:
+    return "none";
+  case FeatureMap::Identity:
+    return "identity";
+  case FeatureMap::Relu:
+    return "relu";
+  case FeatureMap::Elu1:
+    return "elu1";
+  case FeatureMap::FavorPlus:
+    return "favor+";
+  case FeatureMap::CosFormer:
+    return "cosformer";
+  }
+  return "unknown";
+}
+
+const char *reference::toString(Normalizer normalizer) {
+  switch (normalizer) {
+  case Normalizer::Default:
+    return "default";
+  case Normalizer::Rows:
+    return "rows";
+  case Normalizer::Length:
+    return "length";
+  case Normalizer::None:
+    return "none";
   }
   return "unknown";
 }
@@ -230,7 +262,7 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
   if (term.score == Score::Kernel && term.featureMap == FeatureMap::None)
     return "a kernel score needs a feature map";
   if (term.score != Score::Kernel && term.featureMap != FeatureMap::None)
-    return std::string("a ") + scoreName(term.score) +
+    return std::string("a ") + toString(term.score) +
            " score takes no feature map";
   if (term.featureMap == FeatureMap::FavorPlus) {
     if (term.numFeatures <= 0)
@@ -247,12 +279,12 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
                        kind == MaskKind::BlockCausal ||
                        kind == MaskKind::PriorBlocks;
   if (chunked && term.mask.chunk <= 0)
-    return std::string(maskName(kind)) +
+    return std::string(toString(kind)) +
            " mask needs a positive chunk size, got " +
            std::to_string(term.mask.chunk);
   const bool causal = kind == MaskKind::Causal || kind == MaskKind::BlockCausal;
   if (causal && n != m)
-    return std::string(maskName(kind)) +
+    return std::string(toString(kind)) +
            " mask needs N == M, got N = " + std::to_string(n) +
            ", M = " + std::to_string(m);
 
@@ -262,7 +294,7 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
   if (term.projectedLength > 0) {
     if (kind != MaskKind::None)
       return std::string("projection cannot be combined with a ") +
-             maskName(kind) + " mask";
+             toString(kind) + " mask";
     if (!term.projectKeys)
       return "projection needs E [k, M] for the keys";
     if (!term.projectValues)

@@ -100,10 +100,7 @@ struct Spec {
   const InputDecl *findInput(const std::string &name) const;
 };
 
-const char *toString(Score score);
-const char *toString(FeatureMap featureMap);
-const char *toString(MaskKind kind);
-const char *toString(Normalizer normalizer);
+using reference::toString;
 const char *toString(Order order);
 
 /// Prints \p spec as an indented tree (attnc --emit=ast).

@@ -100,6 +100,13 @@ struct Problem {
   std::vector<Term> terms;
 };
 
+/// The spec language's spelling of each enumerator (`favor+`,
+/// `block_causal`, ...), for messages and printing.
+const char *toString(Score score);
+const char *toString(FeatureMap featureMap);
+const char *toString(MaskKind kind);
+const char *toString(Normalizer normalizer);
+
 /// The defaults of DESIGN §1, resolved for one term.
 double effectiveScale(const Term &term);
 double effectiveEps(const Term &term);
