@@ -669,14 +669,29 @@ private:
     return {minIdx(lo, hi), hi};
   }
 
+  /// φ(Q), φ(K)ᵀ and V padded to whole tiles, for the tiled loops of
+  /// qk-first and of unmasked kv-first.
+  struct PaddedOperands {
+    Value queryTiles, keyTiles, queries, keysT, values;
+  };
+  PaddedOperands padToTiles() {
+    PaddedOperands padded;
+    padded.queryTiles = ceilDiv(queries, tile);
+    padded.keyTiles = ceilDiv(keys, tile);
+    padded.queries = padRows(fq, mul(padded.queryTiles, index(tile)));
+    // K is transposed once so that every tile product is a plain matmul
+    // with contiguous rows on both sides.
+    padded.keysT =
+        transposeRows(padRows(fk, mul(padded.keyTiles, index(tile))));
+    padded.values = padRows(v, mul(padded.keyTiles, index(tile)));
+    return padded;
+  }
+
   Value qkFirst() {
-    Value queryTiles = ceilDiv(queries, tile);
-    Value keyTiles = ceilDiv(keys, tile);
-    Value paddedQ = padRows(fq, mul(queryTiles, index(tile)));
-    // K is transposed once so that every score tile is a plain Q·Kᵀ tile
-    // product with contiguous rows on both sides.
-    Value paddedKT = transposeRows(padRows(fk, mul(keyTiles, index(tile))));
-    Value paddedV = padRows(v, mul(keyTiles, index(tile)));
+    PaddedOperands padded = padToTiles();
+    Value queryTiles = padded.queryTiles, keyTiles = padded.keyTiles;
+    Value paddedQ = padded.queries, paddedKT = padded.keysT,
+          paddedV = padded.values;
     Score score = op.getScore();
     bool isSoftmax = score == Score::Softmax;
     Value negInf = f32(-INFINITY);
@@ -815,11 +830,10 @@ private:
   /// No mask: S = Σ_j φ(k_j) v_jᵀ, z = Σ_j φ(k_j) per (batch, head), then
   /// φ(q_i)·S / φ(q_i)·z per query tile.
   Value kvFirstGlobal() {
-    Value queryTiles = ceilDiv(queries, tile);
-    Value keyTiles = ceilDiv(keys, tile);
-    Value paddedQ = padRows(fq, mul(queryTiles, index(tile)));
-    Value paddedKT = transposeRows(padRows(fk, mul(keyTiles, index(tile))));
-    Value paddedV = padRows(v, mul(keyTiles, index(tile)));
+    PaddedOperands padded = padToTiles();
+    Value queryTiles = padded.queryTiles, keyTiles = padded.keyTiles;
+    Value paddedQ = padded.queries, paddedKT = padded.keysT,
+          paddedV = padded.values;
 
     // State pass.
     Value states = empty({batch, heads, width, valueDim});
