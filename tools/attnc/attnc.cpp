@@ -473,41 +473,27 @@ static double checkTolerance(const Spec &spec) {
 }
 
 /// FLOPs counted for --bench: the cost model's count for the strategy the
-/// compiled code runs (or the forced one).
-static double nominalFlops(const Spec &spec, const RunInputs &inputs) {
+/// compiled code runs (or the forced one), read off the verified module
+/// before it is lowered.
+static double nominalFlops(mlir::ModuleOp module) {
   namespace cost = attn::cost;
   cost::Target target = cost::cpuTarget();
   double total = 0;
-  const npy::Array &value = inputs.get(spec.value.name);
-  for (const TermDecl &term : spec.terms) {
-    const npy::Array &q = inputs.get(term.query.name);
-    const npy::Array &k = inputs.get(term.key.name);
-    cost::TermShape shape;
-    shape.score = *term.score;
-    shape.featureMap = term.featureMap;
-    shape.mask = term.mask.kind;
-    shape.maskBlock = term.mask.chunk;
-    shape.batch = q.shape[0];
-    shape.heads = q.shape[1];
-    shape.queries = q.shape[2];
-    shape.keys = k.shape[2];
-    shape.featureDim = q.shape[3];
-    shape.valueDim = value.shape[3];
-    if (term.omega.isSet())
-      shape.numFeatures = inputs.get(term.omega.name).shape[0];
-    if (term.projectKeys.isSet())
-      shape.projectedLength = inputs.get(term.projectKeys.name).shape[0];
+  module.walk([&](mlir::attn::TermOp op) {
+    llvm::SmallVector<std::string> unused;
+    cost::TermShape shape = mlir::attn::getTermShape(op, 0, unused);
     cost::TermCost decision = cost::analyzeTerm(shape, target);
     cost::Order order = decision.chosen.order;
-    if (term.order == Order::QkFirst || forceOrder == "qk_first" ||
+    mlir::attn::Order fixed = op.getOrder();
+    if (fixed == mlir::attn::Order::QkFirst || forceOrder == "qk_first" ||
         !shape.hasProductForm())
       order = cost::Order::QkFirst;
-    else if (term.order == Order::KvFirst || forceOrder == "kv_first")
+    else if (fixed == mlir::attn::Order::KvFirst || forceOrder == "kv_first")
       order = cost::Order::KvFirst;
     for (const cost::Strategy &strategy : decision.strategies)
       if (strategy.order == order)
         total += strategy.flops;
-  }
+  });
   return total;
 }
 
@@ -584,6 +570,8 @@ static int runSpec(const Spec &spec, const SourceFile &source,
     for (auto func : module->getOps<mlir::func::FuncOp>())
       if (func.getSymName() == spec.name)
         func.setSymName(entry);
+    // Counted now: compile() lowers the module in place.
+    double flops = benchmark ? nominalFlops(*module) : 0.0;
     SpecDiagnostics diagnostics(context, source);
     auto engine = attnc::compile(*module, jit);
     if (!engine) {
@@ -608,7 +596,6 @@ static int runSpec(const Spec &spec, const SourceFile &source,
       }
       std::sort(seconds.begin(), seconds.end());
       double median = seconds[seconds.size() / 2];
-      double flops = nominalFlops(spec, inputs);
       json["bench"] = llvm::json::Object{{"median_s", median},
                                          {"runs", static_cast<int64_t>(benchRepeats)},
                                          {"flops", flops},
