@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -84,9 +86,77 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createAttnCheckLowered());
 }
 
+void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                           const LowerToNVVMOptions &options) {
+  AttnSelectOrderOptions select;
+  select.target = options.target;
+  select.force = options.force;
+  select.chunk = options.chunk;
+  pm.addPass(createAttnSelectOrder(select));
+  pm.addPass(createAttnDestinationAbi());
+
+  ConvertAttnToLinalgOptions convert;
+  convert.tileSize = options.tileSize;
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertAttnToLinalg(convert));
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  AttnMapToGPUOptions map;
+  map.threads = options.threads;
+  OpPassManager &mapping = pm.nest<func::FuncOp>();
+  mapping.addPass(createAttnMapToGPU(map));
+  mapping.addPass(createCanonicalizerPass());
+  mapping.addPass(createCSEPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createAttnMergeGPUModules());
+  if (!options.serialize)
+    return;
+
+  pm.nest<func::FuncOp>().addPass(createGpuAsyncRegionPass());
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.features = options.features;
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAttnCheckLowered());
+}
+
 void mlir::attn::registerPipelines() {
   PassPipelineRegistration<LowerToLLVMOptions>(
       "attn-lower-to-llvm",
       "Lower attn to the LLVM dialect (tiled, bufferized, OpenMP-parallel)",
       buildLowerToLLVMPipeline);
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "attn-lower-to-nvvm",
+      "Lower attn to GPU kernels in PTX (NVVM) and host code calling the "
+      "mgpu* runtime",
+      buildLowerToNVVMPipeline);
 }

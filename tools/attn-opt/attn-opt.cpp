@@ -8,8 +8,6 @@
 #include "attn/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
@@ -18,9 +16,9 @@ int main(int argc, char **argv) {
   mlir::attn::registerAllPasses();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::attn::registerAllDialects(registry);
+  // Everything the lowering pipelines need, including the LLVM IR
+  // translations that gpu-module-to-binary uses to serialise kernels.
+  mlir::attn::registerCodegenDialects(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn optimizer driver\n", registry));

@@ -61,6 +61,20 @@ struct EntryAbi {
   std::vector<std::vector<Extent>> products;
 };
 
+/// Where the generated code runs.
+struct CodegenTarget {
+  /// nvptx: the kernels become PTX for `chip` (attn-lower-to-nvvm) and the
+  /// host code, which takes device pointers, launches them through the
+  /// mgpu* functions of runtime/; cpu: attn-lower-to-llvm.
+  bool gpu = false;
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  /// What the host code embeds: isa (PTX, compiled by the driver when the
+  /// module loads, so it runs on any driver that knows the PTX version),
+  /// bin (cubin, made by ptxas here) or fatbin.
+  std::string format = "isa";
+};
+
 /// The largest byte size an array (or an intermediate) may have: 2^62, far
 /// beyond any memory, so that padding and index arithmetic cannot overflow.
 constexpr uint64_t kMaxBytes = uint64_t(1) << 62;
@@ -79,14 +93,25 @@ EntryAbi describeEntry(const attn::frontend::Spec &spec,
 std::string checkStaticProducts(const EntryAbi &abi);
 
 /// The C header declaring the entry point, with every argument's shape.
-std::string generateHeader(const EntryAbi &abi);
+std::string generateHeader(const EntryAbi &abi, const CodegenTarget &target);
 
 /// attn-select-order, then convert-attn-to-linalg, canonicalize and cse on
 /// every function: the `--emit=linalg` module.
-llvm::Error lowerToLinalg(mlir::ModuleOp module, const std::string &force);
+llvm::Error lowerToLinalg(mlir::ModuleOp module, const std::string &force,
+                          const CodegenTarget &target);
 
-/// The host CPU's target machine at -O3, position-independent code.
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
+/// The host CPU's target machine at -O3, position-independent code. With
+/// \p portable, the generic CPU of the host's architecture instead of this
+/// machine's (the host half of GPU code, which may run elsewhere and does
+/// no heavy work).
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createHostTargetMachine(bool portable = false);
+
+/// Runs attn-lower-to-nvvm on \p module and returns the kernels' binary
+/// (PTX text for format isa, cubin bytes for bin).
+llvm::Expected<std::string> lowerToGPUBinary(mlir::ModuleOp module,
+                                             const std::string &force,
+                                             const CodegenTarget &target);
 
 /// Runs attn-lower-to-llvm on \p module, translates it to LLVM IR, adds the
 /// entry point described by \p abi, makes everything else internal (with a
@@ -94,8 +119,8 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
 /// no MLIR runtime library), and optimises it at -O3 for \p machine.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 lowerToLLVMIR(mlir::ModuleOp module, const EntryAbi &abi,
-              const std::string &force, llvm::LLVMContext &llvmContext,
-              llvm::TargetMachine &machine);
+              const std::string &force, const CodegenTarget &target,
+              llvm::LLVMContext &llvmContext, llvm::TargetMachine &machine);
 
 /// Compiles \p module to an object file's bytes.
 llvm::Expected<std::string> emitObject(llvm::Module &module,

@@ -64,7 +64,7 @@ static cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.attn>"),
                                      cl::sub(runCommand),
                                      cl::sub(reportCommand));
 
-enum class EmitKind { AST, MLIR, Linalg, LLVM, Obj };
+enum class EmitKind { AST, MLIR, Linalg, LLVM, Obj, PTX, Cubin };
 static cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to emit"), cl::init(EmitKind::MLIR),
     cl::values(
@@ -75,7 +75,11 @@ static cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::LLVM, "llvm",
                    "LLVM IR with the C entry point, optimised at -O3"),
         clEnumValN(EmitKind::Obj, "obj",
-                   "NAME.o and NAME.h (the C entry point) in the -o DIR")),
+                   "NAME.o and NAME.h (the C entry point) in the -o DIR"),
+        clEnumValN(EmitKind::PTX, "ptx",
+                   "the kernels' PTX (--target=nvptx)"),
+        clEnumValN(EmitKind::Cubin, "cubin",
+                   "the kernels' cubin, made by ptxas (--target=nvptx)")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCategory));
 
 static cl::opt<std::string> outputPath(
@@ -103,10 +107,19 @@ static cl::opt<uint64_t>
     seed("seed", cl::desc("Seed for generated inputs (default 0)"),
          cl::init(0), cl::sub(runCommand), cl::cat(attncCategory));
 
+static cl::opt<std::string> targetName(
+    "target",
+    cl::desc("Where the code runs: cpu or nvptx (attnc report also takes a "
+             "target description file)"),
+    cl::value_desc("cpu|nvptx|FILE"), cl::init("cpu"),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
+    cl::sub(reportCommand), cl::cat(attncCategory));
+
 static cl::opt<std::string>
-    targetName("target", cl::desc("cpu, nvptx, or a target description file"),
-               cl::value_desc("cpu|nvptx|FILE"), cl::init("cpu"),
-               cl::sub(reportCommand), cl::cat(attncCategory));
+    chipName("chip", cl::desc("GPU of --target=nvptx (default sm_90)"),
+             cl::value_desc("sm_80|sm_86|sm_89|sm_90|sm_90a"),
+             cl::init("sm_90"), cl::sub(cl::SubCommand::getTopLevel()),
+             cl::sub(runCommand), cl::cat(attncCategory));
 
 static cl::opt<int64_t> layerHeads(
     "heads", cl::desc("Heads h, for the whole-layer view (with --head-dim)"),
@@ -850,7 +863,36 @@ static int reportSpec(const Spec &spec, const SourceFile &source,
 
 /// Writes NAME.o and NAME.h into the -o directory (default: the current
 /// one), both or neither.
-static int writeObjectFiles(const attnc::EntryAbi &abi, std::string object) {
+/// The code generation target of --target and --chip, or an error message.
+static std::optional<attnc::CodegenTarget>
+selectCodegenTarget(std::string &error) {
+  attnc::CodegenTarget target;
+  if (targetName == "nvptx") {
+    target.gpu = true;
+  } else if (targetName != "cpu") {
+    error = "--target must be cpu or nvptx to compile or run, got '" +
+            targetName + "' (target description files are for attnc report)";
+    return std::nullopt;
+  }
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
+  if (!llvm::is_contained(chips, chipName)) {
+    error = "--chip must be one of sm_80, sm_86, sm_87, sm_89, sm_90, "
+            "sm_90a, got '" +
+            chipName + "'";
+    return std::nullopt;
+  }
+  if (chipName.getNumOccurrences() && !target.gpu) {
+    error = "--chip applies to --target=nvptx only";
+    return std::nullopt;
+  }
+  target.chip = chipName;
+  return target;
+}
+
+static int writeObjectFiles(const attnc::EntryAbi &abi,
+                            const attnc::CodegenTarget &target,
+                            std::string object) {
   std::string directory = outputPath == "-" ? "." : outputPath.getValue();
   if (std::error_code ec = llvm::sys::fs::create_directories(directory))
     return userError("cannot create '" + directory + "': " + ec.message());
@@ -861,7 +903,7 @@ static int writeObjectFiles(const attnc::EntryAbi &abi, std::string object) {
   };
   if (llvm::Error error = attnc::writeFilesAtomically(
           {{pathOf(".o"), std::move(object)},
-           {pathOf(".h"), attnc::generateHeader(abi)}}))
+           {pathOf(".h"), attnc::generateHeader(abi, target)}}))
     return userError(llvm::toString(std::move(error)));
   return 0;
 }
@@ -878,6 +920,16 @@ static int emitSpec(const Spec &spec, const SourceFile &source,
     return userError("-o '" + outputPath +
                      "' is not a directory (--emit=obj writes NAME.o and "
                      "NAME.h into a directory)");
+  std::string targetError;
+  std::optional<attnc::CodegenTarget> target =
+      selectCodegenTarget(targetError);
+  if (!target)
+    return userError(targetError);
+  if ((emitKind == EmitKind::PTX || emitKind == EmitKind::Cubin) &&
+      !target->gpu)
+    return userError(std::string("--emit=") +
+                     (emitKind == EmitKind::PTX ? "ptx" : "cubin") +
+                     " needs --target=nvptx");
 
   SizeBindings sizes;
   Diagnostic diag;
@@ -929,7 +981,8 @@ static int emitSpec(const Spec &spec, const SourceFile &source,
 
   if (emitKind == EmitKind::MLIR || emitKind == EmitKind::Linalg) {
     if (emitKind == EmitKind::Linalg)
-      if (llvm::Error error = attnc::lowerToLinalg(*module, forceOrder))
+      if (llvm::Error error =
+              attnc::lowerToLinalg(*module, forceOrder, *target))
         return userError("cannot compile '" + spec.name +
                          "': " + llvm::toString(std::move(error)));
     std::string text;
@@ -938,15 +991,25 @@ static int emitSpec(const Spec &spec, const SourceFile &source,
     return writeOutput(text);
   }
 
+  if (emitKind == EmitKind::PTX || emitKind == EmitKind::Cubin) {
+    attnc::CodegenTarget binaryTarget = *target;
+    binaryTarget.format = emitKind == EmitKind::PTX ? "isa" : "bin";
+    auto binary = attnc::lowerToGPUBinary(*module, forceOrder, binaryTarget);
+    if (!binary)
+      return userError("cannot compile '" + spec.name +
+                       "': " + llvm::toString(binary.takeError()));
+    return writeOutput(*binary);
+  }
+
   attnc::EntryAbi abi = attnc::describeEntry(spec, sizes, specPath);
   if (std::string error = attnc::checkStaticProducts(abi); !error.empty())
     return userError("cannot compile '" + spec.name + "': " + error);
-  auto machine = attnc::createHostTargetMachine();
+  auto machine = attnc::createHostTargetMachine(/*portable=*/target->gpu);
   if (!machine)
     return userError("cannot compile '" + spec.name + "' for the host: " +
                      llvm::toString(machine.takeError()));
   llvm::LLVMContext llvmContext;
-  auto llvmModule = attnc::lowerToLLVMIR(*module, abi, forceOrder,
+  auto llvmModule = attnc::lowerToLLVMIR(*module, abi, forceOrder, *target,
                                          llvmContext, **machine);
   if (!llvmModule)
     return userError("cannot compile '" + spec.name +
@@ -961,7 +1024,7 @@ static int emitSpec(const Spec &spec, const SourceFile &source,
   if (!object)
     return userError("cannot compile '" + spec.name +
                      "': " + llvm::toString(object.takeError()));
-  return writeObjectFiles(abi, std::move(*object));
+  return writeObjectFiles(abi, *target, std::move(*object));
 }
 
 //===----------------------------------------------------------------------===//

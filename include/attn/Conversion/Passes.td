@@ -27,4 +27,57 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   ];
 }
 
+def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Map bufferized attn loops and linalg ops onto gpu.launch";
+  let description = [{
+    Runs on the bufferized output of convert-attn-to-linalg and turns it into
+    host code that only launches kernels, allocates device memory and
+    branches on sizes:
+
+    * every outermost `scf.forall` (one iteration per batch, head and query
+      tile, or per batch and head for the kv-first state pass) becomes a
+      `gpu.launch` with one block per iteration (the iteration space is
+      linearised onto the x dimension of the grid) and `threads` threads per
+      block. Inside, every linalg op becomes a block-strided loop over its
+      parallel iterations (reductions stay sequential per thread), followed
+      by `gpu.barrier`; the tiles the body allocates (the running max, sum
+      and accumulator of the online softmax, the chunk state) live in
+      workgroup (shared) memory;
+    * every other linalg op (feature maps, padding, transposes, copies)
+      becomes its own grid-strided `gpu.launch`;
+    * the remaining host allocations become `gpu.alloc`, freed with
+      `gpu.dealloc` at the end of their block, and `memref.copy` becomes a
+      copy kernel, so that every buffer the kernels touch is device memory.
+
+    Function arguments are device pointers. The pass fails with a message
+    where the host would touch device memory (a scalar load or store outside
+    a kernel), where a tile with a dynamic size is allocated inside a
+    kernel, or where the tiles exceed `shared-memory-limit` bytes.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"128",
+           "Threads per block">,
+    Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t",
+           /*default=*/"49152",
+           "Most bytes of workgroup memory one kernel may use (the static "
+           "limit of sm_80/sm_90)">,
+  ];
+}
+
+def AttnMergeGPUModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    gpu-kernel-outlining makes one `gpu.module` per kernel. This pass moves
+    all kernels of the module into the first one (renaming clashes) and
+    points every `gpu.launch_func` at it, so that a spec compiles to a
+    single PTX module (one `--emit=ptx` file, one module load at run time).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

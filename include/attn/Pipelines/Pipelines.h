@@ -42,7 +42,59 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMOptions &options);
 
-/// Registers attn-lower-to-llvm with the global pass pipeline registry.
+struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture: sm_80 or sm_90"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (the PTX ISA version); sm_90 needs at "
+                     "least +ptx78"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: isa (PTX text, "
+                     "compiled by the driver at load time), bin (cubin, needs "
+                     "ptxas) or fatbin"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("Cost-model target for auto orders: nvptx, cpu or a "
+                     "file"),
+      llvm::cl::init("nvptx")};
+  PassOptions::Option<std::string> force{
+      *this, "force",
+      llvm::cl::desc("Force every auto order: qk_first or kv_first"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> tileSize{
+      *this, "tile-size",
+      llvm::cl::desc("Query tile of qk-first: one thread block's rows"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> chunk{
+      *this, "chunk",
+      llvm::cl::desc("Chunk (key tile) of every auto-chunk term; 0 takes the "
+                     "cost model's, which may not fit in shared memory"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads", llvm::cl::desc("Threads per block"),
+      llvm::cl::init(128)};
+  PassOptions::Option<bool> serialize{
+      *this, "serialize",
+      llvm::cl::desc("Translate the kernels to PTX/cubin and lower the host "
+                     "code to the LLVM dialect (off: stop at the gpu and "
+                     "nvvm dialects)"),
+      llvm::cl::init(true)};
+};
+
+/// attn-lower-to-nvvm: select orders for the GPU, lower attn to tiled
+/// linalg, bufferize, map every forall iteration onto a thread block
+/// (attn-map-to-gpu), outline the kernels into one gpu.module, convert them
+/// to NVVM and serialise them (gpu-module-to-binary); the host code, which
+/// takes device pointers, becomes LLVM dialect calling the mgpu* runtime.
+void buildLowerToNVVMPipeline(OpPassManager &pm,
+                              const LowerToNVVMOptions &options);
+
+/// Registers attn-lower-to-llvm and attn-lower-to-nvvm with the global pass pipeline registry.
 void registerPipelines();
 
 } // namespace attn

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -84,11 +85,13 @@ struct CheckLoweredPass
     ModuleOp module = getOperation();
     WalkResult result = module.walk([&](Operation *op) {
       Dialect *dialect = op->getDialect();
-      // OpenMP ops are translated to LLVM IR together with the LLVM dialect.
+      // OpenMP ops, and the serialised kernels with their launches, are
+      // translated to LLVM IR together with the LLVM dialect.
       if (op == module.getOperation() ||
-          isa_and_nonnull<LLVM::LLVMDialect, omp::OpenMPDialect>(dialect))
+          isa_and_nonnull<LLVM::LLVMDialect, omp::OpenMPDialect>(dialect) ||
+          isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
         return WalkResult::advance();
-      op->emitError("attn-lower-to-llvm left a '")
+      op->emitError("the lowering left a '")
           << op->getName() << "' operation: the output must be the LLVM "
                               "dialect only";
       return WalkResult::interrupt();

@@ -97,8 +97,9 @@ def AttnApproximateMath : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> 
 def AttnCheckLowered : Pass<"attn-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail unless only the LLVM (and OpenMP) dialects are left";
   let description = [{
-    The last pass of `attn-lower-to-llvm`: every operation must belong to
-    the `llvm` or `omp` dialect (or be the module itself). Anything else, above all an
+    The last pass of `attn-lower-to-llvm` and `attn-lower-to-nvvm`: every
+    operation must belong to the `llvm` or `omp` dialect, or be a serialised
+    `gpu.binary` or a `gpu.launch_func` of one (or be the module itself). Anything else, above all an
     `attn` op, is reported with its location and fails the pipeline.
   }];
 }

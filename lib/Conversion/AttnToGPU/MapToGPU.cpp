@@ -1,0 +1,527 @@
+//===- MapToGPU.cpp - bufferized attn loops onto gpu.launch ---------------===//
+//
+// convert-attn-to-linalg already has the shape a GPU wants: an scf.forall
+// with one iteration per (batch, head, query tile) whose body works on small
+// static tiles, and a few whole-tensor linalg ops around it (feature maps,
+// padding, transposes). This pass keeps that split: a forall iteration is a
+// thread block, its tiles live in shared memory and its linalg ops are
+// spread over the block's threads; every other linalg op is a kernel of its
+// own. Upstream's convert-parallel-loops-to-gpu cannot do this: it accepts
+// one perfectly nested parallel loop per launch, with no side effects and no
+// barriers between the nested loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNMAPTOGPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+Value constantIndex(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(builder, loc, value);
+}
+
+/// The trip counts of a loop nest given as bounds and steps, and their
+/// product; empty ranges count 0.
+Value tripCounts(OpBuilder &builder, Location loc, ValueRange lowerBounds,
+                 ValueRange upperBounds, ValueRange steps,
+                 SmallVectorImpl<Value> &counts) {
+  Value zero = constantIndex(builder, loc, 0);
+  Value total = constantIndex(builder, loc, 1);
+  for (auto [lower, upper, step] :
+       llvm::zip_equal(lowerBounds, upperBounds, steps)) {
+    Value span = arith::SubIOp::create(builder, loc, upper, lower);
+    span = arith::MaxSIOp::create(builder, loc, span, zero);
+    Value count = arith::CeilDivUIOp::create(builder, loc, span, step);
+    counts.push_back(count);
+    total = arith::MulIOp::create(builder, loc, total, count);
+  }
+  return total;
+}
+
+/// The induction variables of iteration \p linear of a loop nest, the last
+/// dimension varying fastest (so that neighbouring threads touch
+/// neighbouring elements of a row-major buffer).
+SmallVector<Value> delinearize(OpBuilder &builder, Location loc, Value linear,
+                               ValueRange lowerBounds, ValueRange steps,
+                               ArrayRef<Value> counts) {
+  SmallVector<Value> ivs(counts.size());
+  Value rest = linear;
+  for (int64_t dim = int64_t(counts.size()) - 1; dim >= 0; --dim) {
+    Value index = rest;
+    if (dim > 0) {
+      index = arith::RemUIOp::create(builder, loc, rest, counts[dim]);
+      rest = arith::DivUIOp::create(builder, loc, rest, counts[dim]);
+    }
+    Value offset = arith::MulIOp::create(builder, loc, index, steps[dim]);
+    ivs[dim] = arith::AddIOp::create(builder, loc, lowerBounds[dim], offset);
+  }
+  return ivs;
+}
+
+/// Replaces the scf.parallel \p loop by `scf.for %i = first to total step
+/// stride` over its linearised iterations.
+void distributeParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
+                            Value first, Value stride) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  SmallVector<Value> counts;
+  Value total = tripCounts(rewriter, loc, loop.getLowerBound(),
+                           loop.getUpperBound(), loop.getStep(), counts);
+  auto forOp = scf::ForOp::create(rewriter, loc, first, total, stride);
+  rewriter.setInsertionPointToStart(forOp.getBody());
+  SmallVector<Value> ivs =
+      delinearize(rewriter, loc, forOp.getInductionVar(), loop.getLowerBound(),
+                  loop.getStep(), counts);
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, forOp.getBody()->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+}
+
+/// Lowers \p op to loops: an scf.parallel over its parallel dimensions with
+/// the reductions as scf.for inside. Returns the outermost loop.
+FailureOr<Operation *> lowerToLoops(RewriterBase &rewriter,
+                                    linalg::LinalgOp op) {
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::LinalgLoops> loops =
+      linalg::linalgOpToParallelLoops(rewriter, op);
+  if (failed(loops) || loops->empty())
+    return op->emitOpError("cannot be lowered to loops for the GPU");
+  Operation *outer = loops->front();
+  rewriter.eraseOp(op);
+  return outer;
+}
+
+bool writesMemory(Operation *op) {
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
+    return effects.hasEffect<MemoryEffects::Write>() ||
+           effects.hasEffect<MemoryEffects::Free>();
+  // Ops with regions and no interface (scf.for, scf.if) are judged by
+  // their contents by the caller.
+  return op->getNumRegions() == 0 && !isMemoryEffectFree(op);
+}
+
+bool containsParallelLoop(Operation *op) {
+  bool found = false;
+  op->walk([&](scf::ParallelOp) {
+    found = true;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
+bool containsWrite(Operation *op) {
+  bool found = false;
+  op->walk([&](Operation *nested) {
+    if (nested->getNumRegions() == 0 && writesMemory(nested)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// Spreads the work of \p block, which every thread of a thread block runs
+/// alike, over the threads: each scf.parallel becomes a loop strided by the
+/// block size and is followed by a barrier; control flow holding parallel
+/// loops is entered (its conditions and bounds are uniform over the block);
+/// any other writing op runs on thread 0 only, then a barrier. Ops that only
+/// compute or read run redundantly on every thread.
+void distributeOverThreads(RewriterBase &rewriter, Block &block, Value thread,
+                           Value blockSize) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    Location loc = op->getLoc();
+    if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      rewriter.setInsertionPointAfter(loop);
+      gpu::BarrierOp::create(rewriter, loc);
+      distributeParallelLoop(rewriter, loop, thread, blockSize);
+      continue;
+    }
+    if (op->getNumRegions() != 0 && containsParallelLoop(op)) {
+      for (Region &region : op->getRegions())
+        for (Block &nested : region)
+          distributeOverThreads(rewriter, nested, thread, blockSize);
+      continue;
+    }
+    if (!(op->getNumRegions() != 0 ? containsWrite(op) : writesMemory(op)))
+      continue;
+    rewriter.setInsertionPoint(op);
+    Value zero = constantIndex(rewriter, loc, 0);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        thread, zero);
+    auto guard = scf::IfOp::create(rewriter, loc, first,
+                                   /*withElseRegion=*/false);
+    rewriter.moveOpBefore(op, guard.thenBlock()->getTerminator());
+    rewriter.setInsertionPointAfter(guard);
+    gpu::BarrierOp::create(rewriter, loc);
+  }
+}
+
+/// Creates `scf.if (total > 0) { gpu.launch ... }` before the current
+/// insertion point and leaves the insertion point inside the launch.
+gpu::LaunchOp createLaunch(RewriterBase &rewriter, Location loc, Value total,
+                           Value gridSize, int64_t threads,
+                           TypeRange workgroupTypes) {
+  Value zero = constantIndex(rewriter, loc, 0);
+  Value nonEmpty = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ugt, total, zero);
+  auto guard =
+      scf::IfOp::create(rewriter, loc, nonEmpty, /*withElseRegion=*/false);
+  rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+  Value one = constantIndex(rewriter, loc, 1);
+  Value blockSize = constantIndex(rewriter, loc, threads);
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, gridSize, one, one, blockSize, one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange(), workgroupTypes);
+  Block &body = launch.getBody().front();
+  rewriter.setInsertionPointToEnd(&body);
+  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+  rewriter.setInsertionPoint(terminator);
+  return launch;
+}
+
+/// The value whose end of block a buffer lives to: the buffer itself, or,
+/// where a view of it is yielded by an scf.if (the two orders behind a
+/// run-time crossover), the scf.if's result. Freeing a view frees the
+/// buffer it views. Fails where the buffer leaves by another terminator.
+FailureOr<Value> bufferOwner(Value buffer) {
+  SmallVector<Value> views{buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto viewLike = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (viewLike.getViewSource() == view)
+          views.push_back(user->getResult(0));
+        continue;
+      }
+      if (!user->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      auto ifOp = dyn_cast<scf::IfOp>(user->getParentOp());
+      if (!ifOp || !isa<scf::YieldOp>(user))
+        return failure();
+      return bufferOwner(ifOp.getResult(use.getOperandNumber()));
+    }
+  }
+  return buffer;
+}
+
+struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
+  using AttnMapToGPUBase::AttnMapToGPUBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    if (threads <= 0 || threads > 1024) {
+      func.emitError("attn-map-to-gpu: threads must be in [1, 1024], got ")
+          << static_cast<int64_t>(threads);
+      return signalPassFailure();
+    }
+
+    // Copies become linalg so that they are distributed like the rest.
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                  copy.getTarget());
+    }
+
+    SmallVector<scf::ForallOp> foralls;
+    func.walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
+      foralls.push_back(forall);
+      return WalkResult::skip();
+    });
+    for (scf::ForallOp forall : foralls)
+      if (failed(mapForallToBlocks(rewriter, forall)))
+        return signalPassFailure();
+
+    SmallVector<linalg::LinalgOp> hostOps;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        hostOps.push_back(linalgOp);
+      return WalkResult::advance();
+    });
+    for (linalg::LinalgOp op : hostOps)
+      if (failed(mapToGrid(rewriter, op)))
+        return signalPassFailure();
+
+    if (failed(moveAllocationsToDevice(rewriter, func)))
+      return signalPassFailure();
+  }
+
+  /// One block per iteration of \p forall, its tiles in shared memory.
+  LogicalResult mapForallToBlocks(RewriterBase &rewriter,
+                                  scf::ForallOp forall) {
+    Location loc = forall.getLoc();
+    if (forall.getNumResults() != 0)
+      return forall.emitOpError(
+          "with results cannot be mapped to the GPU (bufferize first)");
+
+    // Tiles go to shared memory, smallest first, while they fit; the rest
+    // (and tiles whose size is only known at run time) to a scratch buffer
+    // in device memory with one slice per block.
+    SmallVector<Operation *> tiles;
+    WalkResult walk = forall.getBody()->walk([&](Operation *op) {
+      if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+        return WalkResult::advance();
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      if (!type.getLayout().isIdentity()) {
+        op->emitOpError("allocates a tile with a layout; attn-map-to-gpu "
+                        "needs identity-layout tiles");
+        return WalkResult::interrupt();
+      }
+      for (Value size : op->getOperands())
+        if (forall.getRegion().isAncestor(size.getParentRegion())) {
+          op->emitOpError("allocates a tile whose size is computed inside "
+                          "the thread block; it cannot be reserved before "
+                          "the launch");
+          return WalkResult::interrupt();
+        }
+      tiles.push_back(op);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    auto tileBytes = [](Operation *tile) {
+      auto type = cast<MemRefType>(tile->getResult(0).getType());
+      return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+    };
+    SmallVector<Operation *> sharedTiles, scratchTiles;
+    SmallVector<Operation *> bySize;
+    for (Operation *tile : tiles) {
+      if (cast<MemRefType>(tile->getResult(0).getType()).hasStaticShape())
+        bySize.push_back(tile);
+      else
+        scratchTiles.push_back(tile);
+    }
+    llvm::stable_sort(bySize, [&](Operation *a, Operation *b) {
+      return tileBytes(a) < tileBytes(b);
+    });
+    int64_t sharedBytes = 0;
+    for (Operation *tile : bySize) {
+      if (sharedBytes + tileBytes(tile) <= sharedMemoryLimit) {
+        sharedBytes += tileBytes(tile);
+        sharedTiles.push_back(tile);
+      } else {
+        scratchTiles.push_back(tile);
+      }
+    }
+
+    rewriter.setInsertionPoint(forall);
+    SmallVector<Value> lowerBounds = getValueOrCreateConstantIndexOp(
+        rewriter, loc, forall.getMixedLowerBound());
+    SmallVector<Value> upperBounds = getValueOrCreateConstantIndexOp(
+        rewriter, loc, forall.getMixedUpperBound());
+    SmallVector<Value> steps =
+        getValueOrCreateConstantIndexOp(rewriter, loc, forall.getMixedStep());
+    SmallVector<Value> counts;
+    Value total =
+        tripCounts(rewriter, loc, lowerBounds, upperBounds, steps, counts);
+
+    // Each scratch tile's byte offset in a block's slice, 256-aligned.
+    SmallVector<Value> scratchOffsets;
+    Value sliceBytes = constantIndex(rewriter, loc, 0);
+    for (Operation *tile : scratchTiles) {
+      auto type = cast<MemRefType>(tile->getResult(0).getType());
+      scratchOffsets.push_back(sliceBytes);
+      Value bytes = constantIndex(rewriter, loc,
+                                  type.getElementTypeBitWidth() / 8);
+      unsigned dynamicIndex = 0;
+      for (int64_t size : type.getShape()) {
+        Value extent = ShapedType::isDynamic(size)
+                           ? tile->getOperand(dynamicIndex++)
+                           : constantIndex(rewriter, loc, size);
+        bytes = arith::MulIOp::create(rewriter, loc, bytes, extent);
+      }
+      Value align = constantIndex(rewriter, loc, 256);
+      bytes = arith::CeilDivUIOp::create(rewriter, loc, bytes, align);
+      bytes = arith::MulIOp::create(rewriter, loc, bytes, align);
+      sliceBytes = arith::AddIOp::create(rewriter, loc, sliceBytes, bytes);
+    }
+
+    SmallVector<Type> workgroupTypes;
+    auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    for (Operation *tile : sharedTiles) {
+      auto type = cast<MemRefType>(tile->getResult(0).getType());
+      workgroupTypes.push_back(MemRefType::get(
+          type.getShape(), type.getElementType(), type.getLayout(), workgroup));
+    }
+    gpu::LaunchOp launch =
+        createLaunch(rewriter, loc, total, total, threads, workgroupTypes);
+    Value scratch;
+    if (!scratchTiles.empty()) {
+      rewriter.setInsertionPoint(launch);
+      Value scratchBytes =
+          arith::MulIOp::create(rewriter, loc, total, sliceBytes);
+      auto bytesType = MemRefType::get({ShapedType::kDynamic},
+                                       rewriter.getIntegerType(8));
+      auto alloc = gpu::AllocOp::create(
+          rewriter, loc, bytesType, /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), ValueRange{scratchBytes},
+          /*symbolOperands=*/ValueRange(), /*hostShared=*/false);
+      scratch = alloc.getMemref();
+      rewriter.setInsertionPointAfter(launch);
+      gpu::DeallocOp::create(rewriter, loc, Type(), ValueRange(), scratch);
+      rewriter.setInsertionPoint(launch.getBody().front().getTerminator());
+    }
+    SmallVector<Value> ivs =
+        delinearize(rewriter, loc, launch.getBlockIds().x, lowerBounds, steps,
+                    counts);
+    Value slice;
+    if (scratch)
+      slice = arith::MulIOp::create(rewriter, loc, launch.getBlockIds().x,
+                                    sliceBytes);
+    Block *body = forall.getBody();
+    rewriter.eraseOp(body->getTerminator());
+    rewriter.inlineBlockBefore(body, launch.getBody().front().getTerminator(),
+                               ivs);
+    rewriter.eraseOp(forall);
+
+    // Shared tiles keep their type through a cast to the generic address
+    // space, so that their users need no change; scratch tiles are views.
+    for (auto [tile, attribution] :
+         llvm::zip_equal(sharedTiles, launch.getWorkgroupAttributions())) {
+      rewriter.setInsertionPoint(tile);
+      Value generic = memref::MemorySpaceCastOp::create(
+          rewriter, tile->getLoc(), tile->getResult(0).getType(), attribution);
+      rewriter.replaceOp(tile, generic);
+    }
+    for (auto [tile, offset] : llvm::zip_equal(scratchTiles, scratchOffsets)) {
+      rewriter.setInsertionPoint(tile);
+      Value shift =
+          arith::AddIOp::create(rewriter, tile->getLoc(), slice, offset);
+      Value view = memref::ViewOp::create(
+          rewriter, tile->getLoc(), tile->getResult(0).getType(), scratch,
+          shift, tile->getOperands());
+      rewriter.replaceOp(tile, view);
+    }
+    SmallVector<memref::DeallocOp> deallocs;
+    launch.walk([&](memref::DeallocOp dealloc) { deallocs.push_back(dealloc); });
+    for (memref::DeallocOp dealloc : deallocs)
+      rewriter.eraseOp(dealloc);
+
+    SmallVector<linalg::LinalgOp> ops;
+    launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops)
+      if (failed(lowerToLoops(rewriter, op)))
+        return failure();
+    Value blockSize = launch.getBlockSize().x;
+    distributeOverThreads(rewriter, launch.getBody().front(),
+                          launch.getThreadIds().x, blockSize);
+    return success();
+  }
+
+  /// A kernel of its own for a linalg op outside any forall: a grid-strided
+  /// loop over its parallel iterations.
+  LogicalResult mapToGrid(RewriterBase &rewriter, linalg::LinalgOp op) {
+    Location loc = op.getLoc();
+    FailureOr<Operation *> outer = lowerToLoops(rewriter, op);
+    if (failed(outer))
+      return failure();
+    rewriter.setInsertionPoint(*outer);
+    auto loop = dyn_cast<scf::ParallelOp>(*outer);
+    if (!loop) {
+      // Reductions only: one thread does it all.
+      Value one = constantIndex(rewriter, loc, 1);
+      gpu::LaunchOp launch = createLaunch(rewriter, loc, one, one, 1, {});
+      rewriter.moveOpBefore(*outer, launch.getBody().front().getTerminator());
+      return success();
+    }
+    SmallVector<Value> counts;
+    Value total = tripCounts(rewriter, loc, loop.getLowerBound(),
+                             loop.getUpperBound(), loop.getStep(), counts);
+    Value blockSize = constantIndex(rewriter, loc, threads);
+    Value blocks = arith::CeilDivUIOp::create(rewriter, loc, total, blockSize);
+    // A grid-strided loop covers any remainder; 2^20 blocks fill any GPU.
+    Value maxBlocks = constantIndex(rewriter, loc, int64_t(1) << 20);
+    blocks = arith::MinUIOp::create(rewriter, loc, blocks, maxBlocks);
+    gpu::LaunchOp launch =
+        createLaunch(rewriter, loc, total, blocks, threads, {});
+    rewriter.moveOpBefore(loop, launch.getBody().front().getTerminator());
+    rewriter.setInsertionPoint(loop);
+    Value base = arith::MulIOp::create(rewriter, loc, launch.getBlockIds().x,
+                                       launch.getBlockSize().x);
+    Value first =
+        arith::AddIOp::create(rewriter, loc, base, launch.getThreadIds().x);
+    Value stride = arith::MulIOp::create(rewriter, loc, launch.getGridSize().x,
+                                         launch.getBlockSize().x);
+    distributeParallelLoop(rewriter, loop, first, stride);
+    return success();
+  }
+
+  /// Host allocations become device allocations, freed at the end of their
+  /// block; any other host access to memory is an error.
+  LogicalResult moveAllocationsToDevice(RewriterBase &rewriter,
+                                        func::FuncOp func) {
+    SmallVector<Operation *> allocs;
+    SmallVector<Operation *> frees;
+    Operation *hostAccess = nullptr;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<memref::AllocOp, memref::AllocaOp>(op))
+        allocs.push_back(op);
+      else if (isa<memref::DeallocOp>(op))
+        frees.push_back(op);
+      else if (isa<memref::LoadOp, memref::StoreOp, memref::GetGlobalOp>(op) &&
+               !hostAccess)
+        hostAccess = op;
+      return WalkResult::advance();
+    });
+    if (hostAccess)
+      return hostAccess->emitOpError(
+          "would access device memory from the host; attn-map-to-gpu maps "
+          "only linalg ops and scf.forall loops onto the GPU");
+    for (Operation *free : frees)
+      rewriter.eraseOp(free);
+    llvm::SmallDenseSet<Value> freed;
+    for (Operation *alloc : allocs) {
+      rewriter.setInsertionPoint(alloc);
+      auto type = cast<MemRefType>(alloc->getResult(0).getType());
+      ValueRange sizes = isa<memref::AllocOp>(alloc)
+                             ? cast<memref::AllocOp>(alloc).getDynamicSizes()
+                             : cast<memref::AllocaOp>(alloc).getDynamicSizes();
+      auto deviceAlloc = gpu::AllocOp::create(
+          rewriter, alloc->getLoc(), type, /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), sizes,
+          /*symbolOperands=*/ValueRange(), /*hostShared=*/false);
+      rewriter.replaceOp(alloc, deviceAlloc.getMemref());
+      FailureOr<Value> owner = bufferOwner(deviceAlloc.getMemref());
+      if (failed(owner))
+        return deviceAlloc.emitOpError(
+            "escapes the function or a loop; attn-map-to-gpu frees device "
+            "buffers at the end of the block that owns them");
+      if (!freed.insert(*owner).second)
+        continue;
+      rewriter.setInsertionPoint(owner->getParentBlock()->getTerminator());
+      gpu::DeallocOp::create(rewriter, deviceAlloc.getLoc(), Type(),
+                             ValueRange(), *owner);
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,61 @@
+//===- MergeGPUModules.cpp - one gpu.module per spec ----------------------===//
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNMERGEGPUMODULES
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+struct AttnMergeGPUModules
+    : public attn::impl::AttnMergeGPUModulesBase<AttnMergeGPUModules> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+    if (gpuModules.size() < 2)
+      return;
+    gpu::GPUModuleOp target = gpuModules.front();
+    SymbolTable targetSymbols(target);
+    // (module, old name) -> new reference.
+    llvm::DenseMap<std::pair<StringAttr, StringAttr>, SymbolRefAttr> moved;
+    for (gpu::GPUModuleOp source : llvm::drop_begin(gpuModules)) {
+      if (source.getTargetsAttr() != target.getTargetsAttr()) {
+        source.emitOpError("has other targets than ")
+            << target.getSymName() << " and cannot be merged into it";
+        return signalPassFailure();
+      }
+      SmallVector<Operation *> ops;
+      for (Operation &op : source.getBody()->without_terminator())
+        ops.push_back(&op);
+      for (Operation *op : ops) {
+        auto symbol = dyn_cast<SymbolOpInterface>(op);
+        StringAttr oldName = symbol ? symbol.getNameAttr() : StringAttr();
+        op->remove();
+        // insert() renames the op if its name is taken.
+        StringAttr newName = targetSymbols.insert(op);
+        if (symbol)
+          moved[{source.getSymNameAttr(), oldName}] = SymbolRefAttr::get(
+              target.getSymNameAttr(), {FlatSymbolRefAttr::get(newName)});
+      }
+    }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      SymbolRefAttr kernel = launch.getKernel();
+      auto it = moved.find(
+          {kernel.getRootReference(), kernel.getLeafReference()});
+      if (it != moved.end())
+        launch.setKernelAttr(it->second);
+    });
+    for (gpu::GPUModuleOp source : llvm::drop_begin(gpuModules))
+      source.erase();
+  }
+};
+
+} // namespace
