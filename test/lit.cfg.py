@@ -29,9 +29,18 @@ tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = [
     "attn-opt",
     "attnc",
+    "attn-gpu-runtime-test",
+    "attn-gpu-runner",
     "not",
     "split-file",
     # The stock mlir-opt from the packages, to load the plugins into.
     ToolSubst("host-mlir-opt", config.host_mlir_opt),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The CUDA toolkit's link-time stub driver: loading it makes cuInit fail with
+# CUDA_ERROR_STUB_LIBRARY, which test/Runtime/stub-driver.test checks.
+config.cuda_stub_driver = "/usr/local/cuda/lib64/stubs/libcuda.so"
+if os.path.exists(config.cuda_stub_driver):
+    config.available_features.add("cuda-stub")
+    config.substitutions.append(("%cuda_stub_driver", config.cuda_stub_driver))

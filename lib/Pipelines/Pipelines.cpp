@@ -116,6 +116,24 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   mapping.addPass(createAttnMapToGPU(map));
   mapping.addPass(createCanonicalizerPass());
   mapping.addPass(createCSEPass());
+  if (options.emulate) {
+    OpPassManager &host = pm.nest<func::FuncOp>();
+    host.addPass(createAttnEmulateGPU());
+    // The kernels' arithmetic, as on the GPU.
+    AttnApproximateMathOptions approximate;
+    approximate.arithOnly = true;
+    host.addPass(createAttnApproximateMath(approximate));
+    host.addPass(createCanonicalizerPass());
+    pm.addPass(memref::createExpandStridedMetadataPass());
+    pm.addPass(createLowerAffinePass());
+    pm.addPass(createSCFToControlFlowPass());
+    pm.addPass(createConvertMathToLLVMPass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+    pm.addPass(createConvertToLLVMPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+    pm.addPass(createAttnCheckLowered());
+    return;
+  }
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAttnMergeGPUModules());
   if (!options.serialize)
@@ -128,6 +146,11 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Polynomials instead of libdevice calls: the PTX must not depend on
+  // whether the CUDA toolkit's libdevice is found at compile time.
+  AttnApproximateMathOptions approximate;
+  approximate.arithOnly = true;
+  kernels.addPass(createAttnApproximateMath(approximate));
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());

@@ -34,12 +34,21 @@ attnc::compile(mlir::ModuleOp module, const JitOptions &options) {
     setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
 
   mlir::PassManager pm(module.getContext());
-  mlir::attn::LowerToLLVMOptions lower;
-  lower.target = options.target;
-  lower.force = options.forceOrder;
-  mlir::attn::buildLowerToLLVMPipeline(pm, lower);
+  if (options.gpu) {
+    mlir::attn::LowerToNVVMOptions lower;
+    lower.force = options.forceOrder;
+    lower.chip = options.chip;
+    lower.emulate = options.emulate;
+    mlir::attn::buildLowerToNVVMPipeline(pm, lower);
+  } else {
+    mlir::attn::LowerToLLVMOptions lower;
+    lower.target = options.target;
+    lower.force = options.forceOrder;
+    mlir::attn::buildLowerToLLVMPipeline(pm, lower);
+  }
   if (mlir::failed(pm.run(module)))
-    return llvm::createStringError("lowering to LLVM failed");
+    return llvm::createStringError(options.gpu ? "lowering to NVVM failed"
+                                               : "lowering to LLVM failed");
 
   auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!hostBuilder)
@@ -51,16 +60,24 @@ attnc::compile(mlir::ModuleOp module, const JitOptions &options) {
   auto transformer = mlir::makeOptimizingTransformer(
       /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
 
-  for (const char *library : {kOpenMPRuntime, kRunnerUtils})
-    if (!llvm::sys::fs::exists(library))
-      return llvm::createStringError(
-          "%s is missing (scripts/install-deps.sh installs it)", library);
-  llvm::StringRef libs[] = {kOpenMPRuntime, kRunnerUtils};
   mlir::ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engineOptions.sharedLibPaths = libs;
-  return mlir::ExecutionEngine::create(module, engineOptions);
+  llvm::StringRef libs[] = {kOpenMPRuntime, kRunnerUtils};
+  if (!options.gpu || options.emulate) {
+    for (const char *library : {kOpenMPRuntime, kRunnerUtils})
+      if (!llvm::sys::fs::exists(library))
+        return llvm::createStringError(
+            "%s is missing (scripts/install-deps.sh installs it)", library);
+    engineOptions.sharedLibPaths = libs;
+  }
+  // GPU code: the mgpu* functions come from the runtime attnc links, which
+  // the engine finds among the process's symbols.
+  auto engine = mlir::ExecutionEngine::create(module, engineOptions);
+  if (engine && options.gpu && !options.emulate)
+    // Runs the global constructor that loads the kernels' module.
+    (*engine)->initialize();
+  return engine;
 }
 
 namespace {
@@ -69,18 +86,17 @@ namespace {
 struct Descriptor {
   std::vector<int64_t> words;
 
-  explicit Descriptor(const attn::npy::Array &array) {
-    size_t rank = array.shape.size();
+  Descriptor(void *data, const std::vector<int64_t> &shape) {
+    size_t rank = shape.size();
     words.resize(3 + 2 * rank);
-    auto *data = const_cast<float *>(array.data.data());
     words[0] = reinterpret_cast<int64_t>(data);
     words[1] = reinterpret_cast<int64_t>(data);
     words[2] = 0;
     int64_t stride = 1;
     for (size_t d = rank; d-- > 0;) {
-      words[3 + d] = array.shape[d];
+      words[3 + d] = shape[d];
       words[3 + rank + d] = stride;
-      stride *= array.shape[d];
+      stride *= shape[d];
     }
   }
 };
@@ -89,10 +105,24 @@ struct Descriptor {
 llvm::Error attnc::call(mlir::ExecutionEngine &engine, const std::string &name,
                         const std::vector<const attn::npy::Array *> &inputs,
                         attn::npy::Array &out) {
+  std::vector<void *> buffers;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const attn::npy::Array *input : inputs) {
+    buffers.push_back(const_cast<float *>(input->data.data()));
+    shapes.push_back(input->shape);
+  }
+  buffers.push_back(out.data.data());
+  shapes.push_back(out.shape);
+  return callBuffers(engine, name, buffers, shapes);
+}
+
+llvm::Error
+attnc::callBuffers(mlir::ExecutionEngine &engine, const std::string &name,
+                   const std::vector<void *> &buffers,
+                   const std::vector<std::vector<int64_t>> &shapes) {
   std::vector<Descriptor> descriptors;
-  for (const attn::npy::Array *input : inputs)
-    descriptors.emplace_back(*input);
-  descriptors.emplace_back(out);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    descriptors.emplace_back(buffers[i], shapes[i]);
   // The packed interface takes, per argument, a pointer to its value; the
   // C-interface function's arguments are pointers to descriptors.
   std::vector<void *> pointers;

@@ -19,10 +19,19 @@ struct JitOptions {
   std::string target = "cpu";
   std::string forceOrder; ///< "", qk_first or kv_first
   int64_t threads = 0;    ///< 0: every core
+  /// Compile for the GPU (attn-lower-to-nvvm for `chip`): the kernels are
+  /// embedded as PTX and the host code calls runtime/'s mgpu* functions,
+  /// which attnc links; the function then takes device pointers.
+  bool gpu = false;
+  std::string chip = "sm_90";
+  /// With gpu: run the GPU mapping's kernels on the host instead
+  /// (attn-emulate-gpu), to test it without a GPU.
+  bool emulate = false;
 };
 
 /// Lowers \p module (attn dialect, static shapes) with attn-lower-to-llvm
-/// and JIT-compiles it for the host CPU at -O3.
+/// (attn-lower-to-nvvm with options.gpu) and JIT-compiles it for the host
+/// CPU at -O3; the GPU kernels are loaded when this returns.
 llvm::Expected<std::unique_ptr<mlir::ExecutionEngine>>
 compile(mlir::ModuleOp module, const JitOptions &options);
 
@@ -32,6 +41,13 @@ compile(mlir::ModuleOp module, const JitOptions &options);
 llvm::Error call(mlir::ExecutionEngine &engine, const std::string &name,
                  const std::vector<const attn::npy::Array *> &inputs,
                  attn::npy::Array &out);
+
+/// Like call(), on dense row-major f32 buffers given by address and shape
+/// (device pointers for code compiled with JitOptions::gpu); the last one
+/// is the output.
+llvm::Error callBuffers(mlir::ExecutionEngine &engine, const std::string &name,
+                        const std::vector<void *> &buffers,
+                        const std::vector<std::vector<int64_t>> &shapes);
 
 } // namespace attnc
 

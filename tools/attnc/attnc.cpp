@@ -16,6 +16,7 @@
 #include "attn/Dialect/Attn/Transforms/TermCost.h"
 #include "attn/Frontend/MLIRGen.h"
 #include "attn/Frontend/Parser.h"
+#include "attn/Frontend/RunSetup.h"
 #include "attn/InitAll.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Support/InputGenerator.h"
@@ -23,6 +24,8 @@
 
 #include "Emit.h"
 #include "JitRunner.h"
+
+#include "GpuRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -155,6 +158,12 @@ static cl::opt<std::string> forceOrder(
     "force-order", cl::desc("Force every auto order: qk_first or kv_first"),
     cl::value_desc("qk_first|kv_first"), cl::init(""), cl::sub(runCommand),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCategory));
+
+static cl::opt<bool> emulateGpu(
+    "emulate-gpu",
+    cl::desc("With --target=nvptx: run the GPU kernels on the host CPU, "
+             "thread by thread (tests the GPU mapping without a GPU)"),
+    cl::sub(runCommand), cl::cat(attncCategory));
 
 static cl::opt<int64_t> threads(
     "threads", cl::desc("Threads of the compiled code (default: every core)"),
@@ -299,6 +308,33 @@ static int writeOutput(const std::string &text) {
   return 0;
 }
 
+/// The code generation target of --target and --chip, or an error message.
+static std::optional<attnc::CodegenTarget>
+selectCodegenTarget(std::string &error) {
+  attnc::CodegenTarget target;
+  if (targetName == "nvptx") {
+    target.gpu = true;
+  } else if (targetName != "cpu") {
+    error = "--target must be cpu or nvptx to compile or run, got '" +
+            targetName + "' (target description files are for attnc report)";
+    return std::nullopt;
+  }
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
+  if (!llvm::is_contained(chips, chipName)) {
+    error = "--chip must be one of sm_80, sm_86, sm_87, sm_89, sm_90, "
+            "sm_90a, got '" +
+            chipName + "'";
+    return std::nullopt;
+  }
+  if (chipName.getNumOccurrences() && !target.gpu) {
+    error = "--chip applies to --target=nvptx only";
+    return std::nullopt;
+  }
+  target.chip = chipName;
+  return target;
+}
+
 //===----------------------------------------------------------------------===//
 // attnc run
 //===----------------------------------------------------------------------===//
@@ -328,54 +364,20 @@ public:
     return true;
   }
 
-  /// Generates every input not read from a file.
+  /// Generates every input not read from a file, as attn-gpu-runner does.
   bool generate(const SizeBindings &sizes) {
-    for (const InputDecl &input : spec.inputs) {
-      if (arrays.count(input.name))
-        continue;
-      npy::Array array;
-      array.shape = concreteShape(input, sizes);
-      uint64_t count = 1;
-      for (int64_t size : array.shape) {
-        if (size > 0 && count > (uint64_t(1) << 32) / uint64_t(size))
-          return userError("input '" + input.name + "' of shape " +
-                           shapeString(array.shape) +
-                           " is too large to generate"),
-                 false;
-        count *= size;
-      }
-      uint64_t inputSeed = inputs::seedFor(seed, input.name);
-      if (isOmega(input.name))
-        array.data = inputs::orthogonalGaussian(inputSeed, array.shape[0],
-                                                array.shape[1]);
-      else if (isProjection(input.name))
-        // Linformer's E and F average over the sequence: N(0, 1/k).
-        array.data = inputs::gaussian(inputSeed, count,
-                                      1.0 / std::sqrt(double(array.shape[0])));
-      else
-        array.data = inputs::gaussian(inputSeed, count);
-      arrays[input.name] = std::move(array);
-    }
+    std::string error;
+    if (!generateInputs(spec, sizes, seed, arrays, error))
+      return userError(error), false;
     return true;
   }
 
   const npy::Array &get(const std::string &name) const {
     return arrays.at(name);
   }
+  const InputArrays &all() const { return arrays; }
 
 private:
-  bool isOmega(const std::string &name) const {
-    for (const TermDecl &term : spec.terms)
-      if (term.omega.name == name)
-        return true;
-    return false;
-  }
-  bool isProjection(const std::string &name) const {
-    for (const TermDecl &term : spec.terms)
-      if (term.projectKeys.name == name || term.projectValues.name == name)
-        return true;
-    return false;
-  }
 
   bool bindFromArray(const InputDecl &input, const std::string &path,
                      const npy::Array &array, SizeBindings &sizes) {
@@ -419,7 +421,7 @@ private:
   }
 
   const Spec &spec;
-  std::map<std::string, npy::Array> arrays;
+  InputArrays arrays;
 
 public:
   /// Where each bound size came from, for messages.
@@ -427,63 +429,40 @@ public:
 };
 } // namespace
 
-static reference::Problem buildProblem(const Spec &spec,
-                                       const RunInputs &inputs) {
-  const npy::Array &value = inputs.get(spec.value.name);
-  const npy::Array &query = inputs.get(spec.terms.front().query.name);
-  reference::Problem problem;
-  problem.batch = query.shape[0];
-  problem.heads = query.shape[1];
-  problem.queries = query.shape[2];
-  problem.keys = value.shape[2];
-  problem.valueDim = value.shape[3];
-  problem.v = value.data.data();
-  if (spec.gate.isSet())
-    problem.gate = inputs.get(spec.gate.name).data.data();
-  for (const TermDecl &decl : spec.terms) {
-    reference::Term term;
-    term.score = *decl.score;
-    term.featureMap = decl.featureMap;
-    term.mask = decl.mask;
-    term.normalizer = decl.normalizer;
-    term.scale = decl.scale;
-    term.eps = decl.eps;
-    const npy::Array &q = inputs.get(decl.query.name);
-    term.featureDim = q.shape[3];
-    term.q = q.data.data();
-    term.k = inputs.get(decl.key.name).data.data();
-    if (decl.omega.isSet()) {
-      const npy::Array &omega = inputs.get(decl.omega.name);
-      term.numFeatures = omega.shape[0];
-      term.omega = omega.data.data();
-    }
-    if (decl.projectKeys.isSet()) {
-      const npy::Array &e = inputs.get(decl.projectKeys.name);
-      term.projectedLength = e.shape[0];
-      term.projectKeys = e.data.data();
-      term.projectValues = inputs.get(decl.projectValues.name).data.data();
-    }
-    problem.terms.push_back(term);
-  }
-  return problem;
-}
+namespace {
+/// Device copies of a run's arrays (the inputs, then the output), freed
+/// when it goes.
+struct GpuBuffers {
+  std::vector<void *> pointers;
+  std::vector<std::vector<int64_t>> shapes;
+  size_t outputBytes = 0;
 
-/// The --check tolerance on max|out − ref| / max|ref|. f32 accumulation
-/// over long rows keeps the plain error near 1e-6; FAVOR+ (exps of large
-/// features) and kernels whose features can be negative under the `rows`
-/// normaliser (identity: Σ_j w_ij may nearly cancel, amplifying rounding)
-/// are ill-conditioned and get 1e-3.
-static double checkTolerance(const Spec &spec) {
-  double tolerance = 1e-4;
-  for (const TermDecl &term : spec.terms) {
-    bool signedFeatures = term.featureMap == FeatureMap::Identity;
-    bool rows = term.normalizer == Normalizer::Rows ||
-                term.normalizer == Normalizer::Default;
-    if (term.featureMap == FeatureMap::FavorPlus || (signedFeatures && rows))
-      tolerance = 1e-3;
+  GpuBuffers() = default;
+  GpuBuffers(const GpuBuffers &) = delete;
+  GpuBuffers &operator=(const GpuBuffers &) = delete;
+  ~GpuBuffers() {
+    for (void *pointer : pointers)
+      attn_gpu_free(pointer);
   }
-  return tolerance;
-}
+
+  /// Allocates an array of \p count floats, filled from \p host if given.
+  bool add(const float *host, size_t count, const std::vector<int64_t> &shape) {
+    size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+    void *pointer = attn_gpu_alloc(bytes);
+    if (!pointer)
+      return false;
+    pointers.push_back(pointer);
+    shapes.push_back(shape);
+    outputBytes = count * sizeof(float);
+    return !host || attn_gpu_copy_to_device(pointer, host, bytes) == 0;
+  }
+
+  bool copyOutputBack(float *host) {
+    return attn_gpu_copy_to_host(host, pointers.back(), outputBytes) == 0 &&
+           !*attn_gpu_error();
+  }
+};
+} // namespace
 
 /// FLOPs counted for --bench: the cost model's count for the strategy the
 /// compiled code runs (or the forced one), read off the verified module
@@ -549,7 +528,7 @@ static int runSpec(const Spec &spec, const SourceFile &source,
 
   if (!inputs.generate(sizes))
     return 1;
-  reference::Problem problem = buildProblem(spec, inputs);
+  reference::Problem problem = buildProblem(spec, inputs.all());
   npy::Array out;
   out.shape = {problem.batch, problem.heads, problem.queries,
                problem.valueDim};
@@ -574,9 +553,34 @@ static int runSpec(const Spec &spec, const SourceFile &source,
     std::vector<const npy::Array *> arguments;
     for (const InputDecl &input : spec.inputs)
       arguments.push_back(&inputs.get(input.name));
+    std::string targetError;
+    std::optional<attnc::CodegenTarget> target =
+        selectCodegenTarget(targetError);
+    if (!target)
+      return userError(targetError);
     attnc::JitOptions jit;
     jit.forceOrder = forceOrder;
     jit.threads = threads;
+    jit.gpu = target->gpu;
+    jit.chip = target->chip;
+    jit.emulate = emulateGpu;
+    if (emulateGpu && !target->gpu)
+      return userError("--emulate-gpu needs --target=nvptx");
+    std::optional<GpuBuffers> device;
+    if (target->gpu && !emulateGpu) {
+      if (attn_gpu_init() != 0)
+        return userError(std::string("cannot run '") + spec.name +
+                         "' on the GPU: " + attn_gpu_error());
+      device.emplace();
+      for (const npy::Array *argument : arguments)
+        if (!device->add(argument->data.data(), argument->data.size(),
+                         argument->shape))
+          return userError(std::string("cannot run '") + spec.name +
+                           "' on the GPU: " + attn_gpu_error());
+      if (!device->add(nullptr, out.data.size(), out.shape))
+        return userError(std::string("cannot run '") + spec.name +
+                         "' on the GPU: " + attn_gpu_error());
+    }
     // A spec may be called like a C library function (free, memset, ...):
     // the compiled function gets a name no library symbol has.
     std::string entry = "attn.spec." + spec.name;
@@ -593,15 +597,28 @@ static int runSpec(const Spec &spec, const SourceFile &source,
         return 1;
       return userError("cannot compile '" + spec.name + "': " + message);
     }
-    if (llvm::Error error = attnc::call(**engine, entry, arguments, out))
+    // One call of the compiled code; on the GPU it includes waiting for
+    // the kernels (the generated code synchronises its stream).
+    auto runOnce = [&]() -> llvm::Error {
+      if (!device)
+        return attnc::call(**engine, entry, arguments, out);
+      if (llvm::Error error = attnc::callBuffers(**engine, entry,
+                                                 device->pointers,
+                                                 device->shapes))
+        return error;
+      if (attn_gpu_synchronize() != 0 || *attn_gpu_error())
+        return llvm::createStringError(std::string("the GPU failed: ") +
+                                       attn_gpu_error());
+      return llvm::Error::success();
+    };
+    if (llvm::Error error = runOnce())
       return userError("cannot run '" + spec.name +
                        "': " + llvm::toString(std::move(error)));
     if (benchmark) {
       std::vector<double> seconds;
       for (int64_t run = 0; run < benchRepeats; ++run) {
         auto start = std::chrono::steady_clock::now();
-        if (llvm::Error error = attnc::call(**engine, entry, arguments,
-                                            out))
+        if (llvm::Error error = runOnce())
           return userError(llvm::toString(std::move(error)));
         seconds.push_back(std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
@@ -618,21 +635,18 @@ static int runSpec(const Spec &spec, const SourceFile &source,
             "attnc: {0}: median {1:f3} ms over {2} runs, {3:f1} GFLOP/s\n",
             spec.name, median * 1e3, benchRepeats, flops / median / 1e9);
     }
+    if (device && !device->copyOutputBack(out.data.data()))
+      return userError(std::string("cannot read the output of '") +
+                       spec.name + "' from the GPU: " + attn_gpu_error());
   }
 
   int status = 0;
   if (checkResult) {
-    double maxAbs = 0.0, maxRef = 0.0;
-    bool finite = true;
-    for (size_t i = 0; i < out.data.size(); ++i) {
-      finite &= std::isfinite(out.data[i]);
-      maxAbs = std::max(maxAbs, double(std::fabs(out.data[i] -
-                                                 expected.data[i])));
-      maxRef = std::max(maxRef, double(std::fabs(expected.data[i])));
-    }
-    double maxRel = maxRef > 0 ? maxAbs / maxRef : maxAbs;
     double tolerance = checkTolerance(spec);
-    bool ok = finite && maxRel <= tolerance;
+    Comparison comparison =
+        compareWithReference(out.data, expected.data, tolerance);
+    double maxAbs = comparison.maxAbsError, maxRel = comparison.maxRelError;
+    bool ok = comparison.ok;
     json["check"] = llvm::json::Object{{"max_abs_error", maxAbs},
                                        {"max_rel_error", maxRel},
                                        {"tolerance", tolerance},
@@ -863,33 +877,6 @@ static int reportSpec(const Spec &spec, const SourceFile &source,
 
 /// Writes NAME.o and NAME.h into the -o directory (default: the current
 /// one), both or neither.
-/// The code generation target of --target and --chip, or an error message.
-static std::optional<attnc::CodegenTarget>
-selectCodegenTarget(std::string &error) {
-  attnc::CodegenTarget target;
-  if (targetName == "nvptx") {
-    target.gpu = true;
-  } else if (targetName != "cpu") {
-    error = "--target must be cpu or nvptx to compile or run, got '" +
-            targetName + "' (target description files are for attnc report)";
-    return std::nullopt;
-  }
-  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
-                                      "sm_89", "sm_90", "sm_90a"};
-  if (!llvm::is_contained(chips, chipName)) {
-    error = "--chip must be one of sm_80, sm_86, sm_87, sm_89, sm_90, "
-            "sm_90a, got '" +
-            chipName + "'";
-    return std::nullopt;
-  }
-  if (chipName.getNumOccurrences() && !target.gpu) {
-    error = "--chip applies to --target=nvptx only";
-    return std::nullopt;
-  }
-  target.chip = chipName;
-  return target;
-}
-
 static int writeObjectFiles(const attnc::EntryAbi &abi,
                             const attnc::CodegenTarget &target,
                             std::string object) {

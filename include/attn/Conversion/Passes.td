@@ -49,13 +49,19 @@ def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
       `gpu.dealloc` at the end of their block, and `memref.copy` becomes a
       copy kernel, so that every buffer the kernels touch is device memory.
 
-    Function arguments are device pointers. The pass fails with a message
-    where the host would touch device memory (a scalar load or store outside
-    a kernel), where a tile with a dynamic size is allocated inside a
-    kernel, or where the tiles exceed `shared-memory-limit` bytes.
+    Function arguments are device pointers. Tiles beyond
+    `shared-memory-limit` bytes of shared memory per block (largest last),
+    and tiles whose size is dynamic, live in a device scratch buffer with
+    one slice per block. The pass fails with a message where the host would
+    touch device memory (a scalar load or store outside a kernel), where a
+    tile's size is computed inside the block, where a buffer escapes other
+    than through an `scf.if` whose every branch yields its own allocation,
+    where a writing op in a block yields values, and on linalg ops without
+    loops.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::affine::AffineDialect"
   ];
@@ -78,6 +84,25 @@ def AttnMergeGPUModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
     single PTX module (one `--emit=ptx` file, one module load at run time).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnEmulateGPU : Pass<"attn-emulate-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Run the output of attn-map-to-gpu on the host, for testing";
+  let description = [{
+    Turns every `gpu.launch` made by attn-map-to-gpu into host loops that
+    compute what the GPU would: a loop over the blocks, and inside it a loop
+    over the threads around each barrier-free piece of work (each loop that
+    attn-map-to-gpu strided by the thread id). Workgroup memory becomes a
+    host allocation per launch and `gpu.alloc`/`gpu.dealloc` become
+    `memref.alloc`/`memref.dealloc`. Barriers then hold by construction, so
+    the result is exact for race-free kernels: this is how the GPU mapping
+    is tested on machines without a GPU (`attnc run --target=nvptx
+    --emulate-gpu`). It fails on any other use of the thread id.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
 }
 
 #endif // ATTN_CONVERSION_PASSES_TD

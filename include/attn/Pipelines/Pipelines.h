@@ -78,6 +78,12 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
   PassOptions::Option<int64_t> threads{
       *this, "threads", llvm::cl::desc("Threads per block"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Testing: after attn-map-to-gpu, run the launches on "
+                     "the host (attn-emulate-gpu) and lower to the LLVM "
+                     "dialect for the CPU"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Translate the kernels to PTX/cubin and lower the host "

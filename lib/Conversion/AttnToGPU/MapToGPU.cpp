@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
@@ -136,33 +137,87 @@ bool containsWrite(Operation *op) {
   return found;
 }
 
+bool readsMemory(Operation *op) {
+  bool found = false;
+  op->walk([&](Operation *nested) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (effects && effects.hasEffect<MemoryEffects::Read>()) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// True if the last of \p block's ops that touch memory only reads it.
+bool endsWithReads(Block &block) {
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (isa<scf::ParallelOp>(op) || containsWrite(&op))
+      return false;
+    if (readsMemory(&op))
+      return true;
+  }
+  return false;
+}
+
 /// Spreads the work of \p block, which every thread of a thread block runs
 /// alike, over the threads: each scf.parallel becomes a loop strided by the
 /// block size and is followed by a barrier; control flow holding parallel
 /// loops is entered (its conditions and bounds are uniform over the block);
 /// any other writing op runs on thread 0 only, then a barrier. Ops that only
-/// compute or read run redundantly on every thread.
-void distributeOverThreads(RewriterBase &rewriter, Block &block, Value thread,
-                           Value blockSize) {
+/// compute or read run redundantly on every thread; a barrier separates
+/// such reads from a following write (\p pendingReads: reads since the last
+/// barrier). Returns whether reads are pending at the end of the block, or
+/// fails on a writing op whose results every thread would need.
+FailureOr<bool> distributeOverThreads(RewriterBase &rewriter, Block &block,
+                                      Value thread, Value blockSize,
+                                      bool pendingReads) {
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator())
     ops.push_back(&op);
+  auto barrierBefore = [&](Operation *op) {
+    if (!pendingReads)
+      return;
+    rewriter.setInsertionPoint(op);
+    gpu::BarrierOp::create(rewriter, op->getLoc());
+  };
   for (Operation *op : ops) {
     Location loc = op->getLoc();
     if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      barrierBefore(loop);
       rewriter.setInsertionPointAfter(loop);
       gpu::BarrierOp::create(rewriter, loc);
       distributeParallelLoop(rewriter, loop, thread, blockSize);
+      pendingReads = false;
       continue;
     }
     if (op->getNumRegions() != 0 && containsParallelLoop(op)) {
+      // The body of a loop also follows its own previous iteration's
+      // trailing reads.
+      bool loop = isa<LoopLikeOpInterface>(op);
+      bool after = pendingReads;
       for (Region &region : op->getRegions())
-        for (Block &nested : region)
-          distributeOverThreads(rewriter, nested, thread, blockSize);
+        for (Block &nested : region) {
+          FailureOr<bool> pending = distributeOverThreads(
+              rewriter, nested, thread, blockSize,
+              pendingReads || (loop && endsWithReads(nested)));
+          if (failed(pending))
+            return failure();
+          after |= *pending;
+        }
+      pendingReads = after;
       continue;
     }
-    if (!(op->getNumRegions() != 0 ? containsWrite(op) : writesMemory(op)))
+    if (!(op->getNumRegions() != 0 ? containsWrite(op) : writesMemory(op))) {
+      pendingReads |= readsMemory(op);
       continue;
+    }
+    if (op->getNumResults() != 0)
+      return op->emitOpError("writes memory and yields values every thread "
+                             "would need; attn-map-to-gpu can only run it on "
+                             "one thread");
+    barrierBefore(op);
     rewriter.setInsertionPoint(op);
     Value zero = constantIndex(rewriter, loc, 0);
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
@@ -172,7 +227,9 @@ void distributeOverThreads(RewriterBase &rewriter, Block &block, Value thread,
     rewriter.moveOpBefore(op, guard.thenBlock()->getTerminator());
     rewriter.setInsertionPointAfter(guard);
     gpu::BarrierOp::create(rewriter, loc);
+    pendingReads = false;
   }
+  return pendingReads;
 }
 
 /// Creates `scf.if (total > 0) { gpu.launch ... }` before the current
@@ -219,7 +276,21 @@ FailureOr<Value> bufferOwner(Value buffer) {
       auto ifOp = dyn_cast<scf::IfOp>(user->getParentOp());
       if (!ifOp || !isa<scf::YieldOp>(user))
         return failure();
-      return bufferOwner(ifOp.getResult(use.getOperandNumber()));
+      // Freeing the scf.if's result is right only if every branch yields a
+      // buffer allocated in it (not, say, a function argument).
+      unsigned index = use.getOperandNumber();
+      for (Region &branch : ifOp->getRegions()) {
+        if (branch.empty())
+          return failure();
+        Value yielded = branch.front().getTerminator()->getOperand(index);
+        while (auto viewLike = yielded.getDefiningOp<ViewLikeOpInterface>())
+          yielded = viewLike.getViewSource();
+        Operation *def = yielded.getDefiningOp();
+        if (!def || !isa<memref::AllocOp, memref::AllocaOp, gpu::AllocOp>(def) ||
+            !branch.isAncestor(def->getParentRegion()))
+          return failure();
+      }
+      return bufferOwner(ifOp.getResult(index));
     }
   }
   return buffer;
@@ -429,9 +500,9 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       if (failed(lowerToLoops(rewriter, op)))
         return failure();
     Value blockSize = launch.getBlockSize().x;
-    distributeOverThreads(rewriter, launch.getBody().front(),
-                          launch.getThreadIds().x, blockSize);
-    return success();
+    return success(succeeded(distributeOverThreads(
+        rewriter, launch.getBody().front(), launch.getThreadIds().x, blockSize,
+        /*pendingReads=*/false)));
   }
 
   /// A kernel of its own for a linalg op outside any forall: a grid-strided
@@ -512,7 +583,8 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       FailureOr<Value> owner = bufferOwner(deviceAlloc.getMemref());
       if (failed(owner))
         return deviceAlloc.emitOpError(
-            "escapes the function or a loop; attn-map-to-gpu frees device "
+            "escapes the function, a loop, or an scf.if whose other branch "
+            "yields a buffer it does not own; attn-map-to-gpu frees device "
             "buffers at the end of the block that owns them");
       if (!freed.insert(*owner).second)
         continue;

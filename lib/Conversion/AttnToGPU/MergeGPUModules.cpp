@@ -32,18 +32,36 @@ struct AttnMergeGPUModules
             << target.getSymName() << " and cannot be merged into it";
         return signalPassFailure();
       }
+      // Clashing names are changed in the source module first, where
+      // SymbolTable::rename also updates the calls that use them.
+      SymbolTable sourceSymbols(source);
       SmallVector<Operation *> ops;
       for (Operation &op : source.getBody()->without_terminator())
         ops.push_back(&op);
       for (Operation *op : ops) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
-        StringAttr oldName = symbol ? symbol.getNameAttr() : StringAttr();
+        if (!symbol)
+          continue;
+        StringAttr oldName = symbol.getNameAttr();
+        StringAttr newName = oldName;
+        for (unsigned suffix = 0; targetSymbols.lookup(newName) ||
+                                  (newName != oldName &&
+                                   sourceSymbols.lookup(newName));
+             ++suffix)
+          newName = StringAttr::get(&getContext(),
+                                    oldName.getValue() + "_" +
+                                        std::to_string(suffix));
+        if (newName != oldName &&
+            failed(sourceSymbols.rename(op, newName))) {
+          op->emitOpError("cannot be renamed to ") << newName;
+          return signalPassFailure();
+        }
+        moved[{source.getSymNameAttr(), oldName}] = SymbolRefAttr::get(
+            target.getSymNameAttr(), {FlatSymbolRefAttr::get(newName)});
+      }
+      for (Operation *op : ops) {
         op->remove();
-        // insert() renames the op if its name is taken.
-        StringAttr newName = targetSymbols.insert(op);
-        if (symbol)
-          moved[{source.getSymNameAttr(), oldName}] = SymbolRefAttr::get(
-              target.getSymNameAttr(), {FlatSymbolRefAttr::get(newName)});
+        targetSymbols.insert(op);
       }
     }
     module.walk([&](gpu::LaunchFuncOp launch) {

@@ -17,10 +17,90 @@ namespace attn {
 using namespace mlir;
 
 namespace {
+/// fma(a, b, c) = a * b + c, contractable again by the backend.
+struct ExpandFma : public OpRewritePattern<math::FmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::FmaOp op,
+                                PatternRewriter &rewriter) const override {
+    auto contract = arith::FastMathFlagsAttr::get(
+        getContext(), arith::FastMathFlags::contract);
+    Value product = arith::MulFOp::create(rewriter, op.getLoc(), op.getA(),
+                                          op.getB(), contract);
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(op, product, op.getC(),
+                                               contract);
+    return success();
+  }
+};
+
+/// floor(x) of f32, exactly: x itself when |x| >= 2^23 (already an integer,
+/// or inf/nan), else t - (t > x) with t = x truncated toward zero.
+struct ExpandFloor : public OpRewritePattern<math::FloorOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::FloorOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Type intType = rewriter.getI32Type();
+    if (auto vector = dyn_cast<VectorType>(type))
+      intType = vector.clone(rewriter.getI32Type());
+    auto constant = [&](float value) -> Value {
+      TypedAttr attr = rewriter.getF32FloatAttr(value);
+      if (isa<VectorType>(type))
+        attr = DenseElementsAttr::get(cast<ShapedType>(type),
+                                      rewriter.getF32FloatAttr(value));
+      return arith::ConstantOp::create(rewriter, loc, type, attr);
+    };
+    Value x = op.getOperand();
+    Value truncated = arith::SIToFPOp::create(
+        rewriter, loc, type, arith::FPToSIOp::create(rewriter, loc, intType, x));
+    Value above = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT,
+                                        truncated, x);
+    Value lowered = arith::SelectOp::create(
+        rewriter, loc, above,
+        arith::SubFOp::create(rewriter, loc, truncated, constant(1.0f)),
+        truncated);
+    Value magnitude = math::AbsFOp::create(rewriter, loc, x);
+    Value small = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT,
+                                        magnitude, constant(8388608.0f));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, lowered, x);
+    return success();
+  }
+};
+
+/// |x| of f32 by clearing the sign bit.
+struct ExpandAbsF : public OpRewritePattern<math::AbsFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::AbsFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Type intType = rewriter.getI32Type();
+    Attribute mask = rewriter.getI32IntegerAttr(0x7fffffff);
+    if (auto vector = dyn_cast<VectorType>(type)) {
+      intType = vector.clone(rewriter.getI32Type());
+      mask = DenseElementsAttr::get(cast<ShapedType>(intType), mask);
+    }
+    Value bits = arith::BitcastOp::create(rewriter, loc, intType, op.getOperand());
+    Value cleared = arith::AndIOp::create(
+        rewriter, loc, bits,
+        arith::ConstantOp::create(rewriter, loc, intType, cast<TypedAttr>(mask)));
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, type, cleared);
+    return success();
+  }
+};
+
 struct ApproximateMathPass
     : public mlir::attn::impl::AttnApproximateMathBase<ApproximateMathPass> {
+  using AttnApproximateMathBase::AttnApproximateMathBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    if (arithOnly)
+      patterns.add<ExpandFma, ExpandFloor, ExpandAbsF>(&getContext());
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) {
           // Names are the ops' full names, e.g. math.exp.

@@ -82,16 +82,28 @@ def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp
                            "::mlir::scf::SCFDialect"];
 }
 
-def AttnApproximateMath : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> {
+def AttnApproximateMath : Pass<"attn-approximate-math"> {
   let summary = "Replace exp (and friends) by polynomial approximations";
   let description = [{
     Rewrites `math.exp`, `math.sin`, `math.cos` and other transcendental ops
     into MLIR's polynomial approximations (plain arith, f32-accurate to a few
     ulp). A libm call per element keeps LLVM from vectorizing the softmax
-    and feature-map loops; the arithmetic form vectorizes.
+    and feature-map loops; the arithmetic form vectorizes. In GPU kernels it
+    replaces libdevice's `__nv_expf` and friends, so that the PTX needs no
+    CUDA toolkit at compile time. Runs on any op (a function, a
+    `gpu.module`).
+
+    With `arith-only`, the helpers the polynomials use are expanded too:
+    `math.fma` into a multiply and an add (which the backend contracts
+    again), `math.floor` and `math.absf` of f32 into exact integer and bit
+    arithmetic. convert-gpu-to-nvvm would otherwise call libdevice for them.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"arithOnly", "arith-only", "bool", /*default=*/"false",
+           "Also expand fma, floor and absf into arith">,
+  ];
 }
 
 def AttnCheckLowered : Pass<"attn-check-lowered", "::mlir::ModuleOp"> {

@@ -1,0 +1,82 @@
+//===- RunSetup.h - Inputs, reference and tolerance of a run ----*- C++ -*-===//
+//
+// What every program that runs a spec needs besides the compiled code: the
+// generated inputs, the reference evaluator's problem over them, and the
+// tolerance a result is held to. attnc (`attnc run`) and the GPU runner
+// (tools/attn-gpu-runner) both call these functions, so that a seed means
+// bit-identical inputs in both and a check passes or fails by one rule.
+//
+// Plain C++ (no LLVM/MLIR): the GPU device check builds this file on a
+// machine without LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_FRONTEND_RUNSETUP_H
+#define ATTN_FRONTEND_RUNSETUP_H
+
+#include "attn/Frontend/Parser.h"
+#include "attn/Reference/Reference.h"
+#include "attn/Support/Npy.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace frontend {
+
+/// The arrays of one run by input name.
+using InputArrays = std::map<std::string, npy::Array>;
+
+/// "[1, 8, 4096, 64]".
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Generates every input of \p spec that \p arrays does not hold yet, with
+/// its concrete shape under \p sizes (every dim bound), as docs/language.md
+/// §10 describes: the input named X draws from
+/// inputs::seedFor(\p seed, X); FAVOR+'s ω is inputs::orthogonalGaussian,
+/// Linformer's E and F are N(0, 1/k) (they average over the sequence), every
+/// other input is N(0, 1). Inputs already in \p arrays (read from files) are
+/// left as they are, so generated ones do not depend on which were read.
+/// Returns false with \p error set when an input would have more than 2^32
+/// elements (`input 'q' of shape [...] is too large to generate`).
+bool generateInputs(const Spec &spec, const SizeBindings &sizes, uint64_t seed,
+                    InputArrays &arrays, std::string &error);
+
+/// The reference evaluator's problem over \p arrays, which must hold every
+/// input of \p spec with shapes that passed checkShapes. The problem points
+/// into \p arrays: keep them alive and unchanged while it is used.
+reference::Problem buildProblem(const Spec &spec, const InputArrays &arrays);
+
+/// The shape of the output O, [B, H, N, E], of \p problem.
+std::vector<int64_t> outputShape(const reference::Problem &problem);
+
+/// The tolerance on max|out − ref| / max|ref| that a run of \p spec is held
+/// to. f32 accumulation over long rows keeps the plain error near 1e-6;
+/// FAVOR+ (exps of large features) and kernels whose features can be negative
+/// under the `rows` normaliser (identity: Σ_j w_ij may nearly cancel,
+/// amplifying rounding) are ill-conditioned and get 1e-3; the rest get 1e-4.
+double checkTolerance(const Spec &spec);
+
+/// How far an output is from the reference.
+struct Comparison {
+  /// max |out − ref|
+  double maxAbsError = 0.0;
+  /// maxAbsError / max |ref|, or maxAbsError when the reference is all 0.
+  double maxRelError = 0.0;
+  /// No NaN or infinity in out.
+  bool finite = true;
+  /// finite and maxRelError <= the tolerance it was compared under.
+  bool ok = false;
+};
+
+/// Compares \p out with \p expected (the same size) under \p tolerance.
+Comparison compareWithReference(const std::vector<float> &out,
+                                const std::vector<float> &expected,
+                                double tolerance);
+
+} // namespace frontend
+} // namespace attn
+
+#endif // ATTN_FRONTEND_RUNSETUP_H

@@ -1,0 +1,152 @@
+//===- RunSetup.cpp - Inputs, reference problem and tolerance of a run ----===//
+//
+// Moved out of attnc so that the GPU runner, built without LLVM, generates
+// the very same inputs and applies the very same tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Frontend/RunSetup.h"
+#include "attn/Support/InputGenerator.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace attn;
+using namespace attn::frontend;
+
+std::string attn::frontend::formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+static bool isOmega(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.omega.name == name)
+      return true;
+  return false;
+}
+
+static bool isProjection(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.projectKeys.name == name || term.projectValues.name == name)
+      return true;
+  return false;
+}
+
+bool attn::frontend::generateInputs(const Spec &spec, const SizeBindings &sizes,
+                                    uint64_t seed, InputArrays &arrays,
+                                    std::string &error) {
+  for (const InputDecl &input : spec.inputs) {
+    if (arrays.count(input.name))
+      continue;
+    npy::Array array;
+    array.shape = concreteShape(input, sizes);
+    uint64_t count = 1;
+    for (int64_t size : array.shape) {
+      if (size < 0) {
+        error = "input '" + input.name + "' of shape " +
+                formatShape(array.shape) + " has an unbound size";
+        return false;
+      }
+      if (size > 0 && count > (uint64_t(1) << 32) / uint64_t(size)) {
+        error = "input '" + input.name + "' of shape " +
+                formatShape(array.shape) + " is too large to generate";
+        return false;
+      }
+      count *= size;
+    }
+    uint64_t inputSeed = inputs::seedFor(seed, input.name);
+    if (isOmega(spec, input.name))
+      array.data =
+          inputs::orthogonalGaussian(inputSeed, array.shape[0], array.shape[1]);
+    else if (isProjection(spec, input.name))
+      // Linformer's E and F average over the sequence: N(0, 1/k).
+      array.data = inputs::gaussian(inputSeed, count,
+                                    1.0 / std::sqrt(double(array.shape[0])));
+    else
+      array.data = inputs::gaussian(inputSeed, count);
+    arrays[input.name] = std::move(array);
+  }
+  return true;
+}
+
+reference::Problem attn::frontend::buildProblem(const Spec &spec,
+                                                const InputArrays &arrays) {
+  const npy::Array &value = arrays.at(spec.value.name);
+  const npy::Array &query = arrays.at(spec.terms.front().query.name);
+  reference::Problem problem;
+  problem.batch = query.shape[0];
+  problem.heads = query.shape[1];
+  problem.queries = query.shape[2];
+  problem.keys = value.shape[2];
+  problem.valueDim = value.shape[3];
+  problem.v = value.data.data();
+  if (spec.gate.isSet())
+    problem.gate = arrays.at(spec.gate.name).data.data();
+  for (const TermDecl &decl : spec.terms) {
+    reference::Term term;
+    term.score = *decl.score;
+    term.featureMap = decl.featureMap;
+    term.mask = decl.mask;
+    term.normalizer = decl.normalizer;
+    term.scale = decl.scale;
+    term.eps = decl.eps;
+    const npy::Array &q = arrays.at(decl.query.name);
+    term.featureDim = q.shape[3];
+    term.q = q.data.data();
+    term.k = arrays.at(decl.key.name).data.data();
+    if (decl.omega.isSet()) {
+      const npy::Array &omega = arrays.at(decl.omega.name);
+      term.numFeatures = omega.shape[0];
+      term.omega = omega.data.data();
+    }
+    if (decl.projectKeys.isSet()) {
+      const npy::Array &e = arrays.at(decl.projectKeys.name);
+      term.projectedLength = e.shape[0];
+      term.projectKeys = e.data.data();
+      term.projectValues = arrays.at(decl.projectValues.name).data.data();
+    }
+    problem.terms.push_back(term);
+  }
+  return problem;
+}
+
+std::vector<int64_t>
+attn::frontend::outputShape(const reference::Problem &problem) {
+  return {problem.batch, problem.heads, problem.queries, problem.valueDim};
+}
+
+double attn::frontend::checkTolerance(const Spec &spec) {
+  double tolerance = 1e-4;
+  for (const TermDecl &term : spec.terms) {
+    bool signedFeatures = term.featureMap == FeatureMap::Identity;
+    bool rows = term.normalizer == Normalizer::Rows ||
+                term.normalizer == Normalizer::Default;
+    if (term.featureMap == FeatureMap::FavorPlus || (signedFeatures && rows))
+      tolerance = 1e-3;
+  }
+  return tolerance;
+}
+
+Comparison
+attn::frontend::compareWithReference(const std::vector<float> &out,
+                                     const std::vector<float> &expected,
+                                     double tolerance) {
+  Comparison result;
+  double maxRef = 0.0;
+  size_t count = std::min(out.size(), expected.size());
+  for (size_t i = 0; i < count; ++i) {
+    result.finite &= std::isfinite(out[i]);
+    result.maxAbsError =
+        std::max(result.maxAbsError, double(std::fabs(out[i] - expected[i])));
+    maxRef = std::max(maxRef, double(std::fabs(expected[i])));
+  }
+  result.maxRelError =
+      maxRef > 0 ? result.maxAbsError / maxRef : result.maxAbsError;
+  // A size mismatch is a wrong result, not a smaller comparison.
+  result.ok = out.size() == expected.size() && result.finite &&
+              result.maxRelError <= tolerance;
+  return result;
+}

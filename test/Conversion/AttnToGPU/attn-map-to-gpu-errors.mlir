@@ -1,0 +1,147 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-map-to-gpu
+// RUN: not attn-opt %s -split-input-file --attn-map-to-gpu=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS0
+// RUN: not attn-opt %s -split-input-file --attn-map-to-gpu=threads=1025 2>&1 | FileCheck %s --check-prefix=THREADS1025
+
+// Every diagnostic of attn-map-to-gpu.
+
+// THREADS0: error: attn-map-to-gpu: threads must be in [1, 1024], got 0
+// THREADS1025: error: attn-map-to-gpu: threads must be in [1, 1024], got 1025
+
+// Only bufferized foralls (no shared_outs) are thread blocks.
+func.func @forall_results(%t: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'scf.forall' op with results cannot be mapped to the GPU (bufferize first)}}
+  %r = scf.forall (%i) in (4) shared_outs(%o = %t) -> tensor<4xf32> {
+    scf.forall.in_parallel {
+    }
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Workgroup attributions and scratch views have identity layouts.
+func.func @tile_layout() {
+  scf.forall (%i) in (4) {
+    // expected-error@+1 {{'memref.alloc' op allocates a tile with a layout; attn-map-to-gpu needs identity-layout tiles}}
+    %tile = memref.alloc() : memref<4x4xf32, strided<[1, 4]>>
+  }
+  return
+}
+
+// -----
+
+// The scratch is sized before the launch, from values defined outside the
+// forall.
+func.func @tile_size_inside(%n: index) {
+  scf.forall (%i) in (%n) {
+    // expected-error@+1 {{'memref.alloc' op allocates a tile whose size is computed inside the thread block; it cannot be reserved before the launch}}
+    %tile = memref.alloc(%i) : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// Scalar accesses on the host would read or write device memory.
+func.func @host_load(%a: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'memref.load' op would access device memory from the host; attn-map-to-gpu maps only linalg ops and scf.forall loops onto the GPU}}
+  %v = memref.load %a[%c0] : memref<8xf32>
+  return %v : f32
+}
+
+// -----
+
+func.func @host_store(%a: memref<8xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'memref.store' op would access device memory from the host}}
+  memref.store %v, %a[%c0] : memref<8xf32>
+  return
+}
+
+// -----
+
+// A global lives in host memory, which the kernels cannot reach.
+memref.global "private" constant @table : memref<4xf32> = dense<1.0>
+
+func.func @host_global() -> memref<4xf32> {
+  // expected-error@+1 {{'memref.get_global' op would access device memory from the host}}
+  %g = memref.get_global @table : memref<4xf32>
+  return %g : memref<4xf32>
+}
+
+// -----
+
+// A device buffer is freed at the end of the block that owns it, so it may
+// leave that block only through an scf.if.
+func.func @escapes_function() -> memref<8xf32> {
+  // expected-error@+1 {{'gpu.alloc' op escapes the function, a loop, or an scf.if whose other branch yields a buffer it does not own; attn-map-to-gpu frees device buffers at the end of the block that owns them}}
+  %t = memref.alloc() : memref<8xf32>
+  return %t : memref<8xf32>
+}
+
+// -----
+
+func.func @escapes_loop(%init: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%b = %init) -> memref<8xf32> {
+    // expected-error@+1 {{'gpu.alloc' op escapes the function, a loop}}
+    %t = memref.alloc() : memref<8xf32>
+    scf.yield %t : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A zero-rank linalg op has no loop to spread over threads, on the host or
+// in a thread block.
+func.func @zero_rank(%a: memref<f32>, %b: memref<f32>) {
+  // expected-error@+1 {{'linalg.generic' op cannot be lowered to loops for the GPU}}
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%a : memref<f32>) outs(%b : memref<f32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @zero_rank_in_block(%a: memref<4xf32>) {
+  scf.forall (%i) in (4) {
+    %t = memref.alloc() : memref<f32>
+    %s = memref.subview %a[%i] [1] [1] : memref<4xf32> to memref<f32, strided<[], offset: ?>>
+    // expected-error@+1 {{'linalg.copy' op cannot be lowered to loops for the GPU}}
+    linalg.copy ins(%s : memref<f32, strided<[], offset: ?>>) outs(%t : memref<f32>)
+  }
+  return
+}
+
+// -----
+
+// A writing op whose result every thread uses cannot run on thread 0 only.
+func.func @guard_with_results(%out: memref<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i) in (4) {
+    // expected-error@+1 {{'memref.atomic_rmw' op writes memory and yields values every thread would need}}
+    %old = memref.atomic_rmw addf %one, %out[%i] : (f32, memref<4xf32>) -> f32
+    memref.store %old, %out[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// Only one branch allocates: freeing the scf.if's result could free %a.
+func.func @maybe_argument(%a: memref<8xf32>, %flag: i1) {
+  %r = scf.if %flag -> memref<8xf32> {
+    // expected-error@+1 {{'gpu.alloc' op escapes the function, a loop, or an scf.if whose other branch yields a buffer it does not own}}
+    %t = memref.alloc() : memref<8xf32>
+    scf.yield %t : memref<8xf32>
+  } else {
+    scf.yield %a : memref<8xf32>
+  }
+  linalg.copy ins(%a : memref<8xf32>) outs(%r : memref<8xf32>)
+  return
+}

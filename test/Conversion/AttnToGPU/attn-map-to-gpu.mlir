@@ -1,0 +1,350 @@
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu --cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu=threads=32 --cse | FileCheck %s --check-prefix=T32
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu=shared-memory-limit=128 --cse | FileCheck %s --check-prefix=LIMIT
+
+// A forall is one thread block per iteration: the 2x3 iteration space is a
+// grid of 6 blocks on x, delinearised back into (i, j), the last dimension
+// fastest. The tiles the body allocates become workgroup attributions,
+// smallest first, cast back to the generic address space so that their users
+// are unchanged. Each linalg op (and each memref.copy) becomes a loop strided
+// by the thread id and followed by a barrier, also inside the scf.for; the
+// scalar store runs on thread 0 only, then a barrier.
+// CHECK-LABEL: func.func @forall_to_blocks(
+// CHECK-NOT:     memref.alloc
+// CHECK:         arith.ceildivui
+// CHECK:         %[[NJ:.+]] = arith.ceildivui %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    %[[TOTAL:.+]] = arith.muli %{{.+}}, %[[NJ]] : index
+// CHECK-NEXT:    %[[NONEMPTY:.+]] = arith.cmpi ugt, %[[TOTAL]], %[[C0:.+]] : index
+// CHECK-NEXT:    scf.if %[[NONEMPTY]] {
+// CHECK-NEXT:      %[[C128:.+]] = arith.constant 128 : index
+// CHECK-NEXT:      gpu.launch blocks(%[[BX:[a-zA-Z0-9_]+]], %{{[a-zA-Z0-9_]+}}, %{{[a-zA-Z0-9_]+}}) in (%{{[a-zA-Z0-9_]+}} = %[[TOTAL]], %{{[a-zA-Z0-9_]+}} = %[[C1:[a-zA-Z0-9_]+]], %{{[a-zA-Z0-9_]+}} = %[[C1]])
+// CHECK-SAME:        threads(%[[TX:[a-zA-Z0-9_]+]], %{{[a-zA-Z0-9_]+}}, %{{[a-zA-Z0-9_]+}}) in (%[[BDIM:[a-zA-Z0-9_]+]] = %[[C128]], %{{[a-zA-Z0-9_]+}} = %[[C1]], %{{[a-zA-Z0-9_]+}} = %[[C1]])
+// CHECK-SAME:        workgroup(%[[MAXW:[a-zA-Z0-9_]+]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[ACCW:[a-zA-Z0-9_]+]] : memref<4x16xf32, #gpu.address_space<workgroup>>) {
+// CHECK-NEXT:        arith.remui %[[BX]], %[[NJ]] : index
+// CHECK-NEXT:        arith.divui %[[BX]], %[[NJ]] : index
+// CHECK-DAG:         %[[ACC:.+]] = memref.memory_space_cast %[[ACCW]] : memref<4x16xf32, #gpu.address_space<workgroup>> to memref<4x16xf32>
+// CHECK-DAG:         %[[MAX:.+]] = memref.memory_space_cast %[[MAXW]] : memref<4xf32, #gpu.address_space<workgroup>> to memref<4xf32>
+// linalg.fill
+// CHECK:             scf.for %{{.+}} = %[[TX]] to %{{.+}} step %[[BDIM]] {
+// CHECK:               memref.store %{{.+}}, %[[MAX]][%{{.+}}] : memref<4xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:        gpu.barrier
+// memref.copy into the tile
+// CHECK-NEXT:        %[[SRC:.+]] = memref.subview
+// CHECK:             scf.for %{{.+}} = %[[TX]] to %{{.+}} step %[[BDIM]] {
+// CHECK:               %[[V:.+]] = memref.load %[[SRC]][
+// CHECK-NEXT:          memref.store %[[V]], %[[ACC]][%{{.+}}, %{{.+}}] : memref<4x16xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:        gpu.barrier
+// the linalg.generic inside the scf.for: one barrier per iteration
+// CHECK-NEXT:        scf.for %{{.+}} = %[[C0]] to %{{.+}} step %[[C1]] {
+// CHECK-NEXT:          scf.for %{{.+}} = %[[TX]] to %{{.+}} step %[[BDIM]] {
+// CHECK:                 math.exp
+// CHECK-NEXT:            memref.store %{{.+}}, %[[ACC]][
+// CHECK-NEXT:          }
+// CHECK-NEXT:          gpu.barrier
+// CHECK-NEXT:        }
+// the scalar store
+// CHECK-NEXT:        %[[FIRST:.+]] = arith.cmpi eq, %[[TX]], %[[C0]] : index
+// CHECK-NEXT:        scf.if %[[FIRST]] {
+// CHECK-NEXT:          memref.store %{{.+}}, %[[MAX]][%[[C0]]] : memref<4xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:        gpu.barrier
+// memref.copy out of the tile; the deallocations are gone
+// CHECK-NEXT:        %[[DST:.+]] = memref.subview
+// CHECK-NEXT:        scf.for %{{.+}} = %[[TX]] to %{{.+}} step %[[BDIM]] {
+// CHECK:               %[[W:.+]] = memref.load %[[ACC]][
+// CHECK-NEXT:          memref.store %[[W]], %[[DST]][
+// CHECK-NEXT:        }
+// CHECK-NEXT:        gpu.barrier
+// CHECK-NEXT:        gpu.terminator
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+
+// T32-LABEL: func.func @forall_to_blocks(
+// T32:         %[[T:.+]] = arith.constant 32 : index
+// T32-NEXT:    gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{[a-zA-Z0-9_]+}} = %[[T]],
+
+// Over the limit, the 256-byte accumulator goes to the scratch buffer
+// instead: one 256-byte slice per block.
+// LIMIT-LABEL: func.func @forall_to_blocks(
+// LIMIT:         %[[SLICE:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// LIMIT:         scf.if
+// LIMIT:           %[[BYTES:.+]] = arith.muli %[[TOTAL:.+]], %[[SLICE]] : index
+// LIMIT-NEXT:      %[[SCRATCH:.+]] = gpu.alloc (%[[BYTES]]) : memref<?xi8>
+// LIMIT-NEXT:      gpu.launch blocks(%[[BX:[a-zA-Z0-9_]+]], {{.*}}) in (%{{[a-zA-Z0-9_]+}} = %[[TOTAL]], {{.*}} workgroup(%{{[a-zA-Z0-9_]+}} : memref<4xf32, #gpu.address_space<workgroup>>) {
+// LIMIT:             %[[BASE:.+]] = arith.muli %[[BX]], %[[SLICE]] : index
+// LIMIT:             %[[OFFSET:.+]] = arith.addi %[[BASE]], %{{.+}} : index
+// LIMIT-NEXT:        %[[ACC:.+]] = memref.view %[[SCRATCH]][%[[OFFSET]]][] : memref<?xi8> to memref<4x16xf32>
+// LIMIT:             memref.store %{{.+}}, %[[ACC]][
+// LIMIT:             gpu.terminator
+// LIMIT-NEXT:      }
+// LIMIT-NEXT:      gpu.dealloc %[[SCRATCH]] : memref<?xi8>
+// LIMIT-NEXT:    }
+func.func @forall_to_blocks(%in: memref<2x3x4x16xf32>, %out: memref<2x3x4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) in (2, 3) {
+    %acc = memref.alloc() : memref<4x16xf32>
+    %max = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%zero : f32) outs(%max : memref<4xf32>)
+    %src = memref.subview %in[%i, %j, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : memref<2x3x4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    memref.copy %src, %acc : memref<4x16xf32, strided<[16, 1], offset: ?>> to memref<4x16xf32>
+    scf.for %k = %c0 to %c2 step %c1 {
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%acc : memref<4x16xf32>) {
+      ^bb0(%x: f32):
+        %y = math.exp %x : f32
+        linalg.yield %y : f32
+      }
+    }
+    memref.store %zero, %max[%c0] : memref<4xf32>
+    %dst = memref.subview %out[%i, %j, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : memref<2x3x4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    memref.copy %acc, %dst : memref<4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    memref.dealloc %acc : memref<4x16xf32>
+    memref.dealloc %max : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A linalg op outside any forall is a kernel of its own: enough blocks of
+// `threads` threads to cover its iterations (at most 2^20), a grid-strided
+// loop, no barrier, all behind `scf.if (iterations > 0)`.
+// CHECK-LABEL: func.func @host_kernel(
+// CHECK:         arith.ceildivui
+// CHECK:         %[[NCOLS:.+]] = arith.ceildivui %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    %[[TOTAL:.+]] = arith.muli %{{.+}}, %[[NCOLS]] : index
+// CHECK-NEXT:    %[[C128:.+]] = arith.constant 128 : index
+// CHECK-NEXT:    %[[BLOCKS:.+]] = arith.ceildivui %[[TOTAL]], %[[C128]] : index
+// CHECK-NEXT:    %[[MAXBLOCKS:.+]] = arith.constant 1048576 : index
+// CHECK-NEXT:    %[[GRID:.+]] = arith.minui %[[BLOCKS]], %[[MAXBLOCKS]] : index
+// CHECK-NEXT:    %[[NONEMPTY:.+]] = arith.cmpi ugt, %[[TOTAL]], %{{.+}} : index
+// CHECK-NEXT:    scf.if %[[NONEMPTY]] {
+// CHECK-NEXT:      gpu.launch blocks(%[[BX:[a-zA-Z0-9_]+]], %{{[a-zA-Z0-9_]+}}, %{{[a-zA-Z0-9_]+}}) in (%[[GX:[a-zA-Z0-9_]+]] = %[[GRID]], %{{[a-zA-Z0-9_]+}} = %[[C1:[a-zA-Z0-9_]+]], %{{[a-zA-Z0-9_]+}} = %[[C1]])
+// CHECK-SAME:        threads(%[[TX:[a-zA-Z0-9_]+]], %{{[a-zA-Z0-9_]+}}, %{{[a-zA-Z0-9_]+}}) in (%[[BDIM:[a-zA-Z0-9_]+]] = %[[C128]], %{{[a-zA-Z0-9_]+}} = %[[C1]], %{{[a-zA-Z0-9_]+}} = %[[C1]]) {
+// CHECK-NEXT:        %[[BASE:.+]] = arith.muli %[[BX]], %[[BDIM]] : index
+// CHECK-NEXT:        %[[START:.+]] = arith.addi %[[BASE]], %[[TX]] : index
+// CHECK-NEXT:        %[[STRIDE:.+]] = arith.muli %[[GX]], %[[BDIM]] : index
+// CHECK-NEXT:        scf.for %{{.+}} = %[[START]] to %[[TOTAL]] step %[[STRIDE]] {
+// CHECK:               math.exp
+// CHECK-NOT:         gpu.barrier
+// CHECK:             gpu.terminator
+
+// T32-LABEL: func.func @host_kernel(
+// T32:         %[[T:.+]] = arith.constant 32 : index
+// T32-NEXT:    arith.ceildivui %{{.+}}, %[[T]] : index
+// T32:         gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{[a-zA-Z0-9_]+}} = %[[T]],
+func.func @host_kernel(%a: memref<?x8xf32>, %b: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<?x8xf32>) outs(%b : memref<?x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A reduction with no parallel dimension runs on one thread of one block.
+// CHECK-LABEL: func.func @host_reduction(
+// CHECK:         %[[C1:.+]] = arith.constant 1 : index
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{[a-zA-Z0-9_]+}} = %[[C1]], %{{[a-zA-Z0-9_]+}} = %[[C1]], %{{[a-zA-Z0-9_]+}} = %[[C1]]) threads({{.*}}) in (%{{[a-zA-Z0-9_]+}} = %[[C1]], %{{[a-zA-Z0-9_]+}} = %[[C1]], %{{[a-zA-Z0-9_]+}} = %[[C1]]) {
+// CHECK-NEXT:      scf.for
+// CHECK:             arith.addf
+func.func @host_reduction(%a: memref<8xf32>, %b: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%a : memref<8xf32>) outs(%b : memref<f32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tiles with a size known only at run time live in a gpu.alloc'd scratch
+// buffer with one slice per block (each tile rounded up to 256 bytes), seen
+// through memref.view; the scratch is freed after the launch. Under
+// shared-memory-limit=128 the 256-byte static tile joins it.
+// CHECK-LABEL: func.func @scratch(
+// CHECK-SAME:      %{{[a-zA-Z0-9_]+}}: memref<?x64xf32>, %[[N:[a-zA-Z0-9_]+]]: index, %[[M:[a-zA-Z0-9_]+]]: index)
+// CHECK:         %[[C4:.+]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[DYNBYTES:.+]] = arith.muli %[[C4]], %[[M]] : index
+// CHECK-NEXT:    %[[C256:.+]] = arith.constant 256 : index
+// CHECK-NEXT:    %[[ROWS:.+]] = arith.ceildivui %[[DYNBYTES]], %[[C256]] : index
+// CHECK-NEXT:    %[[ALIGNED:.+]] = arith.muli %[[ROWS]], %[[C256]] : index
+// CHECK-NEXT:    %[[SLICE:.+]] = arith.addi %[[C0:.+]], %[[ALIGNED]] : index
+// CHECK:         scf.if
+// CHECK:           %[[BYTES:.+]] = arith.muli %[[TOTAL:.+]], %[[SLICE]] : index
+// CHECK-NEXT:      %[[SCRATCH:.+]] = gpu.alloc (%[[BYTES]]) : memref<?xi8>
+// CHECK-NEXT:      gpu.launch blocks(%[[BX:[a-zA-Z0-9_]+]], {{.*}}) in (%{{[a-zA-Z0-9_]+}} = %[[TOTAL]],
+// CHECK-SAME:        workgroup(%[[SMALLW:[a-zA-Z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>>, %[[BIGW:[a-zA-Z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>) {
+// CHECK:             %[[BASE:.+]] = arith.muli %[[BX]], %[[SLICE]] : index
+// CHECK-NEXT:        %[[SMALL:.+]] = memref.memory_space_cast %[[SMALLW]] :
+// CHECK-NEXT:        %[[BIG:.+]] = memref.memory_space_cast %[[BIGW]] :
+// CHECK-NEXT:        %[[OFFSET:.+]] = arith.addi %[[BASE]], %[[C0]] : index
+// CHECK-NEXT:        %[[DYN:.+]] = memref.view %[[SCRATCH]][%[[OFFSET]]][%[[M]]] : memref<?xi8> to memref<?xf32>
+// CHECK:             memref.store %{{.+}}, %[[SMALL]][
+// CHECK:             gpu.barrier
+// CHECK:             memref.store %{{.+}}, %[[BIG]][
+// CHECK:             gpu.barrier
+// CHECK:             memref.store %{{.+}}, %[[DYN]][
+// CHECK:             gpu.barrier
+// CHECK-NEXT:        gpu.terminator
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.dealloc %[[SCRATCH]] : memref<?xi8>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+
+// LIMIT-LABEL: func.func @scratch(
+// LIMIT:         %[[DYNSLICE:.+]] = arith.addi %[[C0:.+]], %{{.+}} : index
+// LIMIT:         %[[SLICE:.+]] = arith.addi %[[DYNSLICE]], %{{.+}} : index
+// LIMIT:           %[[SCRATCH:.+]] = gpu.alloc (%{{.+}}) : memref<?xi8>
+// LIMIT-NEXT:      gpu.launch
+// LIMIT-SAME:        workgroup(%[[SMALLW:[a-zA-Z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>>) {
+// LIMIT:             %[[BASE:.+]] = arith.muli %{{.+}}, %[[SLICE]] : index
+// LIMIT-NEXT:        memref.memory_space_cast %[[SMALLW]] :
+// LIMIT-NEXT:        %[[BIGOFFSET:.+]] = arith.addi %[[BASE]], %[[DYNSLICE]] : index
+// LIMIT-NEXT:        memref.view %[[SCRATCH]][%[[BIGOFFSET]]][] : memref<?xi8> to memref<64xf32>
+// LIMIT-NEXT:        %[[DYNOFFSET:.+]] = arith.addi %[[BASE]], %[[C0]] : index
+// LIMIT-NEXT:        memref.view %[[SCRATCH]][%[[DYNOFFSET]]][%{{.+}}] : memref<?xi8> to memref<?xf32>
+// LIMIT:           gpu.dealloc %[[SCRATCH]] : memref<?xi8>
+func.func @scratch(%in: memref<?x64xf32>, %n: index, %m: index) {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) in (%n) {
+    %small = memref.alloc() : memref<16xf32>
+    %big = memref.alloc() : memref<64xf32>
+    %dyn = memref.alloc(%m) : memref<?xf32>
+    linalg.fill ins(%zero : f32) outs(%small : memref<16xf32>)
+    linalg.fill ins(%zero : f32) outs(%big : memref<64xf32>)
+    linalg.fill ins(%zero : f32) outs(%dyn : memref<?xf32>)
+  }
+  return
+}
+
+// -----
+
+// Host allocations are device allocations, freed (once) at the end of the
+// block that owns them: here the function body, for the buffer and for the
+// scf.if that yields a view of one of two buffers. The memref.dealloc goes
+// and the memref.copy ops are copy kernels.
+// CHECK-LABEL: func.func @host_buffers(
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[N:.+]] = memref.dim
+// CHECK-NEXT:    %[[TMP:.+]] = gpu.alloc (%[[N]]) : memref<?x8xf32>
+// CHECK:         gpu.launch
+// CHECK:         %[[R:.+]] = scf.if %{{.+}} -> (memref<?x8xf32, strided<[?, 1], offset: ?>>) {
+// CHECK-NEXT:      %[[WIDE:.+]] = gpu.alloc (%[[N]]) : memref<?x16xf32>
+// CHECK-NEXT:      %[[VIEW:.+]] = memref.subview %[[WIDE]][
+// CHECK-NEXT:      %[[CAST:.+]] = memref.cast %[[VIEW]] :
+// CHECK-NEXT:      scf.yield %[[CAST]] :
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[PLAIN:.+]] = gpu.alloc (%[[N]]) : memref<?x8xf32>
+// CHECK-NEXT:      %[[CAST:.+]] = memref.cast %[[PLAIN]] :
+// CHECK-NEXT:      scf.yield %[[CAST]] :
+// CHECK-NEXT:    }
+// CHECK-NOT:     memref.copy
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[TMP]][
+// CHECK-NEXT:      memref.store %{{.+}}, %[[R]][
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[R]][
+// CHECK-NEXT:      memref.store
+// CHECK-NOT:     memref.dealloc
+// CHECK:         gpu.dealloc %[[TMP]] : memref<?x8xf32>
+// CHECK-NEXT:    gpu.dealloc %[[R]] : memref<?x8xf32, strided<[?, 1], offset: ?>>
+// CHECK-NEXT:    return
+func.func @host_buffers(%a: memref<?x8xf32>, %b: memref<?x8xf32>, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %a, %c0 : memref<?x8xf32>
+  %tmp = memref.alloc(%n) : memref<?x8xf32>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<?x8xf32>)
+  %r = scf.if %flag -> memref<?x8xf32, strided<[?, 1], offset: ?>> {
+    %wide = memref.alloc(%n) : memref<?x16xf32>
+    %view = memref.subview %wide[0, 8] [%n, 8] [1, 1] : memref<?x16xf32> to memref<?x8xf32, strided<[16, 1], offset: 8>>
+    %cast = memref.cast %view : memref<?x8xf32, strided<[16, 1], offset: 8>> to memref<?x8xf32, strided<[?, 1], offset: ?>>
+    scf.yield %cast : memref<?x8xf32, strided<[?, 1], offset: ?>>
+  } else {
+    %plain = memref.alloc(%n) : memref<?x8xf32>
+    %cast = memref.cast %plain : memref<?x8xf32> to memref<?x8xf32, strided<[?, 1], offset: ?>>
+    scf.yield %cast : memref<?x8xf32, strided<[?, 1], offset: ?>>
+  }
+  memref.copy %tmp, %r : memref<?x8xf32> to memref<?x8xf32, strided<[?, 1], offset: ?>>
+  memref.copy %r, %b : memref<?x8xf32, strided<[?, 1], offset: ?>> to memref<?x8xf32>
+  memref.dealloc %tmp : memref<?x8xf32>
+  return
+}
+
+// -----
+
+// An allocation in a host loop (an alloca too) is freed at the end of the
+// loop body.
+// CHECK-LABEL: func.func @alloc_in_loop(
+// CHECK:         scf.for
+// CHECK-NEXT:      %[[T:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK:           gpu.launch
+// CHECK:             memref.store %{{.+}}, %[[T]][
+// CHECK:           gpu.launch
+// CHECK:             memref.load %[[T]][
+// CHECK:           gpu.terminator
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-NEXT:  gpu.dealloc %[[T]] : memref<8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @alloc_in_loop(%b: memref<8xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %t = memref.alloca() : memref<8xf32>
+    linalg.copy ins(%b : memref<8xf32>) outs(%t : memref<8xf32>)
+    linalg.copy ins(%t : memref<8xf32>) outs(%b : memref<8xf32>)
+  }
+  return
+}
+
+// -----
+
+// A lone memref.copy (no linalg op loaded yet) becomes a copy kernel.
+// CHECK-LABEL: func.func @lone_copy(
+// CHECK:         gpu.launch
+// CHECK:           memref.load %arg0
+// CHECK:           memref.store {{.*}}, %arg1
+func.func @lone_copy(%a: memref<8xf32>, %b: memref<8xf32>) {
+  memref.copy %a, %b : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// Every thread reads t[0], then thread 0 overwrites it: a barrier comes
+// between, or a slow thread could read the new value.
+// CHECK-LABEL: func.func @read_then_write(
+// CHECK:         gpu.barrier
+// CHECK-NEXT:    %[[V:.+]] = memref.load %[[T:.+]][%{{.+}}] : memref<16xf32>
+// CHECK-NEXT:    %[[W:.+]] = arith.addf %[[V]]
+// CHECK-NEXT:    gpu.barrier
+// CHECK-NEXT:    %[[FIRST:.+]] = arith.cmpi eq
+// CHECK-NEXT:    scf.if %[[FIRST]] {
+// CHECK-NEXT:      memref.store %[[W]], %[[T]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.barrier
+func.func @read_then_write(%out: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i) in (4) {
+    %t = memref.alloc() : memref<16xf32>
+    linalg.fill ins(%one : f32) outs(%t : memref<16xf32>)
+    %v = memref.load %t[%c0] : memref<16xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %t[%c0] : memref<16xf32>
+    %row = memref.subview %out[%i, 0] [1, 16] [1, 1] : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%v : f32) outs(%row : memref<16xf32, strided<[1], offset: ?>>)
+  }
+  return
+}
