@@ -42,7 +42,11 @@ def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
       parallel iterations (reductions stay sequential per thread), followed
       by `gpu.barrier`; the tiles the body allocates (the running max, sum
       and accumulator of the online softmax, the chunk state) live in
-      workgroup (shared) memory;
+      workgroup (shared) memory, and with `stage-inputs` so do copies of
+      the tiles of device buffers it only reads (the query tile, and the
+      key and value tiles of each step of the key loop), as far as
+      `shared-memory-limit` allows; up to 48 KiB as workgroup attributions,
+      beyond that as views of the block's dynamic shared memory;
     * every other linalg op (feature maps, padding, transposes, copies)
       becomes its own grid-strided `gpu.launch`;
     * the remaining host allocations become `gpu.alloc`, freed with
@@ -69,9 +73,13 @@ def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
     Option<"threads", "threads", "int64_t", /*default=*/"128",
            "Threads per block">,
     Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t",
-           /*default=*/"49152",
-           "Most bytes of workgroup memory one kernel may use (the static "
-           "limit of sm_80/sm_90)">,
+           /*default=*/"98304",
+           "Most bytes of shared memory one block may use (beyond 48 KiB "
+           "it is dynamic shared memory; sm_80 allows 163 KiB, sm_90 "
+           "227 KiB)">,
+    Option<"stageInputs", "stage-inputs", "bool", /*default=*/"true",
+           "Copy the tiles a block only reads (Q, K, V) into shared "
+           "memory">,
   ];
 }
 

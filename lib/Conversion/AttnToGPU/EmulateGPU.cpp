@@ -101,11 +101,58 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
       buffers.push_back(buffer);
     }
 
+    // Dynamic shared memory: a host buffer of the launch's size, viewed as
+    // the kernel views it.
+    SmallVector<gpu::DynamicSharedMemoryOp> dynamicMemories;
+    body.walk([&](gpu::DynamicSharedMemoryOp op) {
+      dynamicMemories.push_back(op);
+    });
+    for (gpu::DynamicSharedMemoryOp memory : dynamicMemories) {
+      if (!launch.getDynamicSharedMemorySize())
+        return memory.emitOpError("in a launch without a dynamic shared "
+                                  "memory size");
+      rewriter.setInsertionPoint(launch);
+      Value bytes = arith::IndexCastUIOp::create(
+          rewriter, loc, rewriter.getIndexType(),
+          launch.getDynamicSharedMemorySize());
+      Value buffer = memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8)),
+          ValueRange{bytes});
+      buffers.push_back(buffer);
+      for (Operation *user :
+           llvm::make_early_inc_range(memory.getResult().getUsers())) {
+        auto view = dyn_cast<memref::ViewOp>(user);
+        if (!view)
+          return user->emitOpError("uses dynamic shared memory other than "
+                                   "through memref.view");
+        MemRefType type = view.getType();
+        auto hostType = MemRefType::get(type.getShape(), type.getElementType(),
+                                        type.getLayout());
+        rewriter.setInsertionPoint(view);
+        Value hostView = memref::ViewOp::create(
+            rewriter, view.getLoc(), hostType, buffer, view.getByteShift(),
+            view.getSizes());
+        for (Operation *viewUser :
+             llvm::make_early_inc_range(view.getResult().getUsers())) {
+          auto cast = dyn_cast<memref::MemorySpaceCastOp>(viewUser);
+          if (!cast || cast.getType() != hostType)
+            return viewUser->emitOpError(
+                "uses dynamic shared memory other than through a cast to "
+                "the generic space");
+          rewriter.replaceOp(cast, hostView);
+        }
+        rewriter.eraseOp(view);
+      }
+      rewriter.eraseOp(memory);
+    }
+
     // Each thread's share of the work: the loops strided by the thread id
     // where there are barriers, else the whole body.
     Value thread = launch.getThreadIds().x;
     bool barriers = false;
     body.walk([&](gpu::BarrierOp) { barriers = true; });
+    rewriter.setInsertionPoint(launch);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value wholeBodyThread;
     if (barriers) {

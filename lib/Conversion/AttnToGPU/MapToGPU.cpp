@@ -236,7 +236,8 @@ FailureOr<bool> distributeOverThreads(RewriterBase &rewriter, Block &block,
 /// insertion point and leaves the insertion point inside the launch.
 gpu::LaunchOp createLaunch(RewriterBase &rewriter, Location loc, Value total,
                            Value gridSize, int64_t threads,
-                           TypeRange workgroupTypes) {
+                           TypeRange workgroupTypes,
+                           Value dynamicSharedMemory = nullptr) {
   Value zero = constantIndex(rewriter, loc, 0);
   Value nonEmpty = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ugt, total, zero);
@@ -247,7 +248,7 @@ gpu::LaunchOp createLaunch(RewriterBase &rewriter, Location loc, Value total,
   Value blockSize = constantIndex(rewriter, loc, threads);
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, gridSize, one, one, blockSize, one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      dynamicSharedMemory, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/ValueRange(), workgroupTypes);
   Block &body = launch.getBody().front();
   rewriter.setInsertionPointToEnd(&body);
@@ -295,6 +296,77 @@ FailureOr<Value> bufferOwner(Value buffer) {
   }
   return buffer;
 }
+
+/// The buffer \p value views.
+Value viewRoot(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+int64_t staticBytes(MemRefType type) {
+  return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+}
+
+/// Stages the tiles of device buffers that the body of \p forall only reads
+/// (the query tile, and in the key loop the key and value tiles) in tiles
+/// of their own, copied in by the block, so that their many reads hit
+/// shared memory: `memref.subview` of a buffer from outside the forall,
+/// static, used only as linalg inputs, of a buffer nothing in the body
+/// writes. Tiles outside loops (read in every iteration) come first; the
+/// staged bytes stay within \p budget.
+void stageReadOnlyTiles(RewriterBase &rewriter, scf::ForallOp forall,
+                        int64_t budget) {
+  llvm::SmallDenseSet<Value> written;
+  forall.getBody()->walk([&](Operation *op) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      for (Value init : linalgOp.getDpsInits())
+        written.insert(viewRoot(init));
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      written.insert(viewRoot(store.getMemref()));
+    } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      written.insert(viewRoot(copy.getTarget()));
+    }
+  });
+  SmallVector<memref::SubViewOp> invariant, inLoops;
+  forall.getBody()->walk([&](memref::SubViewOp subview) {
+    MemRefType type = subview.getType();
+    Value root = viewRoot(subview.getSource());
+    if (!type.hasStaticShape() || type.getRank() == 0 ||
+        subview.getResult().use_empty() ||
+        forall.getRegion().isAncestor(root.getParentRegion()) ||
+        written.contains(root))
+      return;
+    for (OpOperand &use : subview.getResult().getUses()) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+      if (!linalgOp || !linalgOp.isDpsInput(&use))
+        return;
+    }
+    bool inLoop = subview->getParentOfType<LoopLikeOpInterface>() !=
+                  forall.getOperation();
+    (inLoop ? inLoops : invariant).push_back(subview);
+  });
+  for (memref::SubViewOp subview : llvm::concat<memref::SubViewOp>(
+           invariant, inLoops)) {
+    MemRefType type = subview.getType();
+    if (staticBytes(type) > budget)
+      continue;
+    budget -= staticBytes(type);
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : subview.getResult().getUses())
+      uses.push_back(&use);
+    Location loc = subview.getLoc();
+    rewriter.setInsertionPointAfter(subview);
+    Value tile = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    linalg::CopyOp::create(rewriter, loc, subview.getResult(), tile);
+    for (OpOperand *use : uses)
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(tile); });
+  }
+}
+
+/// Static shared memory a block may always use; more must be dynamic.
+constexpr int64_t kStaticSharedMemory = 48 * 1024;
 
 struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
   using AttnMapToGPUBase::AttnMapToGPUBase;
@@ -349,6 +421,18 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     if (forall.getNumResults() != 0)
       return forall.emitOpError(
           "with results cannot be mapped to the GPU (bufferize first)");
+
+    if (stageInputs) {
+      int64_t tileBytes = 0;
+      forall.getBody()->walk([&](Operation *op) {
+        if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+          return;
+        auto type = cast<MemRefType>(op->getResult(0).getType());
+        if (type.hasStaticShape())
+          tileBytes += staticBytes(type);
+      });
+      stageReadOnlyTiles(rewriter, forall, sharedMemoryLimit - tileBytes);
+    }
 
     // Tiles go to shared memory, smallest first, while they fit; the rest
     // (and tiles whose size is only known at run time) to a scratch buffer
@@ -432,16 +516,47 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       sliceBytes = arith::AddIOp::create(rewriter, loc, sliceBytes, bytes);
     }
 
-    SmallVector<Type> workgroupTypes;
+    // Up to the 48 KiB every block may have, shared tiles are workgroup
+    // attributions (static shared memory); beyond it, views of the block's
+    // dynamic shared memory, which the runtime opts in to at launch.
     auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    for (Operation *tile : sharedTiles) {
+    auto workgroupType = [&](Operation *tile) {
       auto type = cast<MemRefType>(tile->getResult(0).getType());
-      workgroupTypes.push_back(MemRefType::get(
-          type.getShape(), type.getElementType(), type.getLayout(), workgroup));
+      return MemRefType::get(type.getShape(), type.getElementType(),
+                             type.getLayout(), workgroup);
+    };
+    bool dynamicShared = sharedBytes > kStaticSharedMemory;
+    SmallVector<Type> workgroupTypes;
+    SmallVector<int64_t> sharedOffsets;
+    int64_t dynamicBytes = 0;
+    for (Operation *tile : sharedTiles) {
+      if (!dynamicShared) {
+        workgroupTypes.push_back(workgroupType(tile));
+        continue;
+      }
+      sharedOffsets.push_back(dynamicBytes);
+      dynamicBytes += llvm::alignTo(tileBytes(tile), 128);
     }
-    gpu::LaunchOp launch =
-        createLaunch(rewriter, loc, total, total, threads, workgroupTypes);
+    Value dynamicSize;
+    if (dynamicShared)
+      dynamicSize = arith::ConstantIntOp::create(rewriter, loc, dynamicBytes,
+                                                 /*width=*/32);
+    gpu::LaunchOp launch = createLaunch(rewriter, loc, total, total, threads,
+                                        workgroupTypes, dynamicSize);
+    SmallVector<Value> sharedViews;
+    if (dynamicShared) {
+      auto bytesType =
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8),
+                          MemRefLayoutAttrInterface(), workgroup);
+      Value memory = gpu::DynamicSharedMemoryOp::create(rewriter, loc, bytesType);
+      for (auto [tile, offset] : llvm::zip_equal(sharedTiles, sharedOffsets))
+        sharedViews.push_back(memref::ViewOp::create(
+            rewriter, loc, workgroupType(tile), memory,
+            constantIndex(rewriter, loc, offset), ValueRange()));
+    } else {
+      llvm::append_range(sharedViews, launch.getWorkgroupAttributions());
+    }
     Value scratch;
     if (!scratchTiles.empty()) {
       rewriter.setInsertionPoint(launch);
@@ -473,8 +588,7 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
 
     // Shared tiles keep their type through a cast to the generic address
     // space, so that their users need no change; scratch tiles are views.
-    for (auto [tile, attribution] :
-         llvm::zip_equal(sharedTiles, launch.getWorkgroupAttributions())) {
+    for (auto [tile, attribution] : llvm::zip_equal(sharedTiles, sharedViews)) {
       rewriter.setInsertionPoint(tile);
       Value generic = memref::MemorySpaceCastOp::create(
           rewriter, tile->getLoc(), tile->getResult(0).getType(), attribution);

@@ -1,6 +1,7 @@
-// RUN: attn-opt %s -split-input-file --attn-map-to-gpu --cse | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-map-to-gpu=threads=32 --cse | FileCheck %s --check-prefix=T32
-// RUN: attn-opt %s -split-input-file --attn-map-to-gpu=shared-memory-limit=128 --cse | FileCheck %s --check-prefix=LIMIT
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu=stage-inputs=false --cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu="threads=32 stage-inputs=false" --cse | FileCheck %s --check-prefix=T32
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu="shared-memory-limit=128 stage-inputs=false" --cse | FileCheck %s --check-prefix=LIMIT
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu --cse | FileCheck %s --check-prefix=STAGE
 
 // A forall is one thread block per iteration: the 2x3 iteration space is a
 // grid of 6 blocks on x, delinearised back into (i, j), the last dimension
@@ -345,6 +346,72 @@ func.func @read_then_write(%out: memref<4x16xf32>) {
     memref.store %w, %t[%c0] : memref<16xf32>
     %row = memref.subview %out[%i, 0] [1, 16] [1, 1] : memref<4x16xf32> to memref<16xf32, strided<[1], offset: ?>>
     linalg.fill ins(%v : f32) outs(%row : memref<16xf32, strided<[1], offset: ?>>)
+  }
+  return
+}
+
+// -----
+
+// With stage-inputs (the default), the tiles of device buffers a block only
+// reads are copied into shared memory first: the loop-invariant query tile,
+// then the key tile of each step; the tile it writes is not staged. Past
+// 48 KiB the tiles are views of dynamic shared memory.
+// STAGE-LABEL: func.func @stage_inputs(
+// STAGE:         gpu.launch {{.*}} workgroup(%[[QW:[a-zA-Z0-9_]+]] : memref<8x16xf32, #gpu.address_space<workgroup>>, %[[KW:[a-zA-Z0-9_]+]] : memref<8x16xf32, #gpu.address_space<workgroup>>)
+// STAGE-DAG:     %[[Q:.+]] = memref.memory_space_cast %[[QW]]
+// STAGE-DAG:     %[[QS:.+]] = memref.subview %arg0
+// STAGE:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
+// STAGE:           %[[QV:.+]] = memref.load %[[QS]][
+// STAGE-NEXT:      memref.store %[[QV]], %[[Q]][
+// STAGE:         gpu.barrier
+// STAGE:         scf.for
+// STAGE:           %[[KS:.+]] = memref.subview %arg1
+// STAGE:           %[[K:.+]] = memref.memory_space_cast %[[KW]]
+// STAGE:           memref.load %[[KS]]
+// STAGE:           gpu.barrier
+// STAGE:           memref.load %[[Q]]
+// STAGE:           memref.load %[[K]]
+// STAGE:           gpu.barrier
+// STAGE-NOT:     memref.load %arg0
+func.func @stage_inputs(%q: memref<4x8x16xf32>, %k: memref<4x32x16xf32>, %out: memref<4x8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.forall (%h) in (4) {
+    %qt = memref.subview %q[%h, 0, 0] [1, 8, 16] [1, 1, 1] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+    %o = memref.subview %out[%h, 0, 0] [1, 8, 16] [1, 1, 1] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+    scf.for %j = %c0 to %c4 step %c1 {
+      %row = arith.muli %j, %c4 : index
+      %kt = memref.subview %k[%h, %row, 0] [1, 8, 16] [1, 1, 1] : memref<4x32x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
+      linalg.generic {indexing_maps = [affine_map<(i, d) -> (i, d)>, affine_map<(i, d) -> (i, d)>, affine_map<(i, d) -> (i, d)>],
+                      iterator_types = ["parallel", "parallel"]}
+          ins(%qt, %kt : memref<8x16xf32, strided<[16, 1], offset: ?>>, memref<8x16xf32, strided<[16, 1], offset: ?>>)
+          outs(%o : memref<8x16xf32, strided<[16, 1], offset: ?>>) {
+      ^bb0(%a: f32, %b: f32, %acc: f32):
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        linalg.yield %s : f32
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Tiles beyond 48 KiB: dynamic shared memory, one view per tile.
+// STAGE-LABEL: func.func @dynamic_shared(
+// STAGE:         %[[BYTES:.+]] = arith.constant {{[0-9]+}} : i32
+// STAGE:         gpu.launch {{.*}} dynamic_shared_memory_size %[[BYTES]]
+// STAGE:           %[[SMEM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// STAGE:           memref.view %[[SMEM]][%{{.+}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x128xf32, #gpu.address_space<workgroup>>
+func.func @dynamic_shared(%out: memref<4x128x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%h) in (4) {
+    %t = memref.alloc() : memref<128x128xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<128x128xf32>)
+    %o = memref.subview %out[%h, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32> to memref<128x128xf32, strided<[128, 1], offset: ?>>
+    memref.copy %t, %o : memref<128x128xf32> to memref<128x128xf32, strided<[128, 1], offset: ?>>
   }
   return
 }
