@@ -20,29 +20,27 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::attn;
 
-void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
-                                          const LowerToLLVMOptions &options) {
-  AttnSelectOrderOptions select;
-  select.target = options.target;
-  select.force = options.force;
+/// attn-select-order, attn-destination-abi and convert-attn-to-linalg, with
+/// the clean-ups after it; returns the function pass manager so that a
+/// target can add its tensor-level passes.
+static OpPassManager &addLinalgLowering(OpPassManager &pm,
+                                        const AttnSelectOrderOptions &select,
+                                        int64_t tileSize) {
   pm.addPass(createAttnSelectOrder(select));
   pm.addPass(createAttnDestinationAbi());
-
   ConvertAttnToLinalgOptions convert;
-  convert.tileSize = options.tileSize;
+  convert.tileSize = tileSize;
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertAttnToLinalg(convert));
   func.addPass(createCanonicalizerPass());
   func.addPass(createCSEPass());
-  if (options.vectorize) {
-    func.addPass(createAttnTileAndVectorize());
-    func.addPass(createCanonicalizerPass());
-    func.addPass(createCSEPass());
-    func.addPass(createLoopInvariantSubsetHoistingPass());
-    func.addPass(createCanonicalizerPass());
-  }
+  return func;
+}
 
+/// One-shot bufferization with identity-layout function boundaries.
+static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -50,6 +48,39 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+/// Loops, vectors and memrefs of host code to the LLVM dialect, then the
+/// check that nothing else is left.
+static void addHostLoweringToLLVM(OpPassManager &pm) {
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAttnCheckLowered());
+}
+
+void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                          const LowerToLLVMOptions &options) {
+  AttnSelectOrderOptions select;
+  select.target = options.target;
+  select.force = options.force;
+  OpPassManager &func = addLinalgLowering(pm, select, options.tileSize);
+  if (options.vectorize) {
+    func.addPass(createAttnTileAndVectorize());
+    func.addPass(createCanonicalizerPass());
+    func.addPass(createCSEPass());
+    func.addPass(createLoopInvariantSubsetHoistingPass());
+    func.addPass(createCanonicalizerPass());
+  }
+  addBufferization(pm);
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 
@@ -72,18 +103,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     // scf-to-cf lowering splits their bodies into blocks.
     pm.addPass(createCanonicalizerPass());
   }
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  ConvertVectorToLLVMPassOptions vectorToLLVM;
-  vectorToLLVM.vectorContractLowering =
-      vector::VectorContractLowering::OuterProduct;
-  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createAttnCheckLowered());
+  addHostLoweringToLLVM(pm);
 }
 
 void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
@@ -92,23 +112,8 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   select.target = options.target;
   select.force = options.force;
   select.chunk = options.chunk;
-  pm.addPass(createAttnSelectOrder(select));
-  pm.addPass(createAttnDestinationAbi());
-
-  ConvertAttnToLinalgOptions convert;
-  convert.tileSize = options.tileSize;
-  OpPassManager &func = pm.nest<func::FuncOp>();
-  func.addPass(createConvertAttnToLinalg(convert));
-  func.addPass(createCanonicalizerPass());
-  func.addPass(createCSEPass());
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  addLinalgLowering(pm, select, options.tileSize);
+  addBufferization(pm);
 
   AttnMapToGPUOptions map;
   map.threads = options.threads;
@@ -116,22 +121,18 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   mapping.addPass(createAttnMapToGPU(map));
   mapping.addPass(createCanonicalizerPass());
   mapping.addPass(createCSEPass());
+
+  // Polynomials and arithmetic instead of libdevice calls: the PTX must not
+  // depend on whether the CUDA toolkit's libdevice is found at compile time
+  // (and the emulation computes with the kernels' own arithmetic).
+  AttnApproximateMathOptions approximate;
+  approximate.arithOnly = true;
   if (options.emulate) {
     OpPassManager &host = pm.nest<func::FuncOp>();
     host.addPass(createAttnEmulateGPU());
-    // The kernels' arithmetic, as on the GPU.
-    AttnApproximateMathOptions approximate;
-    approximate.arithOnly = true;
     host.addPass(createAttnApproximateMath(approximate));
     host.addPass(createCanonicalizerPass());
-    pm.addPass(memref::createExpandStridedMetadataPass());
-    pm.addPass(createLowerAffinePass());
-    pm.addPass(createSCFToControlFlowPass());
-    pm.addPass(createConvertMathToLLVMPass());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-    pm.addPass(createConvertToLLVMPass());
-    pm.addPass(createReconcileUnrealizedCastsPass());
-    pm.addPass(createAttnCheckLowered());
+    addHostLoweringToLLVM(pm);
     return;
   }
   pm.addPass(createGpuKernelOutliningPass());
@@ -146,10 +147,6 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  // Polynomials instead of libdevice calls: the PTX must not depend on
-  // whether the CUDA toolkit's libdevice is found at compile time.
-  AttnApproximateMathOptions approximate;
-  approximate.arithOnly = true;
   kernels.addPass(createAttnApproximateMath(approximate));
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());

@@ -683,21 +683,11 @@ static llvm::Error defineEntry(llvm::Module &module, const EntryAbi &abi,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::unique_ptr<llvm::Module>>
-attnc::lowerToLLVMIR(mlir::ModuleOp module, const EntryAbi &abi,
-                     const std::string &force, const CodegenTarget &target,
-                     llvm::LLVMContext &llvmContext,
-                     llvm::TargetMachine &machine) {
-  // The spec's function is named after the spec, which may well be the
-  // name of a function the generated code calls (`free`, `memset`, `expf`,
-  // `__kmpc_fork_call`): give it a name no C symbol can have first.
-  std::string internalName = "attn.spec." + abi.specName;
-  auto specFunction = module.lookupSymbol<mlir::func::FuncOp>(abi.specName);
-  if (!specFunction)
-    return llvm::createStringError("the module has no function '" +
-                                   abi.specName + "'");
-  specFunction.setSymName(internalName);
-
+/// attn-lower-to-llvm, or attn-lower-to-nvvm for \p target's chip and
+/// binary format.
+static llvm::Error runTargetPipeline(mlir::ModuleOp module,
+                                     const std::string &force,
+                                     const attnc::CodegenTarget &target) {
   mlir::PassManager pm(module.getContext());
   if (target.gpu) {
     mlir::attn::LowerToNVVMOptions lower;
@@ -714,6 +704,26 @@ attnc::lowerToLLVMIR(mlir::ModuleOp module, const EntryAbi &abi,
   if (mlir::failed(pm.run(module)))
     return llvm::createStringError(target.gpu ? "lowering to NVVM failed"
                                               : "lowering to LLVM failed");
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+attnc::lowerToLLVMIR(mlir::ModuleOp module, const EntryAbi &abi,
+                     const std::string &force, const CodegenTarget &target,
+                     llvm::LLVMContext &llvmContext,
+                     llvm::TargetMachine &machine) {
+  // The spec's function is named after the spec, which may well be the
+  // name of a function the generated code calls (`free`, `memset`, `expf`,
+  // `__kmpc_fork_call`): give it a name no C symbol can have first.
+  std::string internalName = "attn.spec." + abi.specName;
+  auto specFunction = module.lookupSymbol<mlir::func::FuncOp>(abi.specName);
+  if (!specFunction)
+    return llvm::createStringError("the module has no function '" +
+                                   abi.specName + "'");
+  specFunction.setSymName(internalName);
+
+  if (llvm::Error error = runTargetPipeline(module, force, target))
+    return std::move(error);
 
   // The argument names that attnc gives the spec's function mean nothing
   // to LLVM (the translation would warn about each).
@@ -784,15 +794,8 @@ attnc::lowerToLLVMIR(mlir::ModuleOp module, const EntryAbi &abi,
 llvm::Expected<std::string>
 attnc::lowerToGPUBinary(mlir::ModuleOp module, const std::string &force,
                         const CodegenTarget &target) {
-  mlir::PassManager pm(module.getContext());
-  mlir::attn::LowerToNVVMOptions lower;
-  lower.force = force;
-  lower.chip = target.chip;
-  lower.features = target.features;
-  lower.format = target.format;
-  mlir::attn::buildLowerToNVVMPipeline(pm, lower);
-  if (mlir::failed(pm.run(module)))
-    return llvm::createStringError("lowering to NVVM failed");
+  if (llvm::Error error = runTargetPipeline(module, force, target))
+    return std::move(error);
   std::string binary;
   unsigned count = 0;
   module.walk([&](mlir::gpu::BinaryOp op) {

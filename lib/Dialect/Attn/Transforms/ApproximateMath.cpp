@@ -17,6 +17,14 @@ namespace attn {
 using namespace mlir;
 
 namespace {
+/// A constant of \p type (a scalar or a vector of it) holding \p value.
+Value splatConstant(OpBuilder &builder, Location loc, Type type,
+                    TypedAttr value) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    value = DenseElementsAttr::get(vector, value);
+  return arith::ConstantOp::create(builder, loc, type, value);
+}
+
 /// fma(a, b, c) = a * b + c, contractable again by the backend.
 struct ExpandFma : public OpRewritePattern<math::FmaOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -45,12 +53,8 @@ struct ExpandFloor : public OpRewritePattern<math::FloorOp> {
     Type intType = rewriter.getI32Type();
     if (auto vector = dyn_cast<VectorType>(type))
       intType = vector.clone(rewriter.getI32Type());
-    auto constant = [&](float value) -> Value {
-      TypedAttr attr = rewriter.getF32FloatAttr(value);
-      if (isa<VectorType>(type))
-        attr = DenseElementsAttr::get(cast<ShapedType>(type),
-                                      rewriter.getF32FloatAttr(value));
-      return arith::ConstantOp::create(rewriter, loc, type, attr);
+    auto constant = [&](float value) {
+      return splatConstant(rewriter, loc, type, rewriter.getF32FloatAttr(value));
     };
     Value x = op.getOperand();
     Value truncated = arith::SIToFPOp::create(
@@ -79,15 +83,13 @@ struct ExpandAbsF : public OpRewritePattern<math::AbsFOp> {
       return failure();
     Location loc = op.getLoc();
     Type intType = rewriter.getI32Type();
-    Attribute mask = rewriter.getI32IntegerAttr(0x7fffffff);
-    if (auto vector = dyn_cast<VectorType>(type)) {
+    if (auto vector = dyn_cast<VectorType>(type))
       intType = vector.clone(rewriter.getI32Type());
-      mask = DenseElementsAttr::get(cast<ShapedType>(intType), mask);
-    }
     Value bits = arith::BitcastOp::create(rewriter, loc, intType, op.getOperand());
     Value cleared = arith::AndIOp::create(
         rewriter, loc, bits,
-        arith::ConstantOp::create(rewriter, loc, intType, cast<TypedAttr>(mask)));
+        splatConstant(rewriter, loc, intType,
+                      rewriter.getI32IntegerAttr(0x7fffffff)));
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, type, cleared);
     return success();
   }
