@@ -89,6 +89,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     loops.addPass(createForallToParallelLoopPass());
   else
     loops.addPass(createForallToForLoopPass());
+  loops.addPass(createAttnStridedCopiesToLinalg());
   loops.addPass(createConvertLinalgToLoopsPass());
   if (options.vectorize) {
     loops.addPass(createAttnApproximateMath());
