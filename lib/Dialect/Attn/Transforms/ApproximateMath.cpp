@@ -25,6 +25,15 @@ Value splatConstant(OpBuilder &builder, Location loc, Type type,
   return arith::ConstantOp::create(builder, loc, type, value);
 }
 
+/// i32 in the shape of \p type (a scalar or a vector), if \p type is f32.
+Type sameShapeI32(Type type, Builder &builder) {
+  if (!getElementTypeOrSelf(type).isF32())
+    return Type();
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(builder.getI32Type());
+  return builder.getI32Type();
+}
+
 /// fma(a, b, c) = a * b + c, contractable again by the backend.
 struct ExpandFma : public OpRewritePattern<math::FmaOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -47,12 +56,10 @@ struct ExpandFloor : public OpRewritePattern<math::FloorOp> {
   LogicalResult matchAndRewrite(math::FloorOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF32())
+    Type intType = sameShapeI32(type, rewriter);
+    if (!intType)
       return failure();
     Location loc = op.getLoc();
-    Type intType = rewriter.getI32Type();
-    if (auto vector = dyn_cast<VectorType>(type))
-      intType = vector.clone(rewriter.getI32Type());
     auto constant = [&](float value) {
       return splatConstant(rewriter, loc, type, rewriter.getF32FloatAttr(value));
     };
@@ -79,12 +86,10 @@ struct ExpandAbsF : public OpRewritePattern<math::AbsFOp> {
   LogicalResult matchAndRewrite(math::AbsFOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF32())
+    Type intType = sameShapeI32(type, rewriter);
+    if (!intType)
       return failure();
     Location loc = op.getLoc();
-    Type intType = rewriter.getI32Type();
-    if (auto vector = dyn_cast<VectorType>(type))
-      intType = vector.clone(rewriter.getI32Type());
     Value bits = arith::BitcastOp::create(rewriter, loc, intType, op.getOperand());
     Value cleared = arith::AndIOp::create(
         rewriter, loc, bits,
