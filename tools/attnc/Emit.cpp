@@ -683,11 +683,9 @@ static llvm::Error defineEntry(llvm::Module &module, const EntryAbi &abi,
   return llvm::Error::success();
 }
 
-/// attn-lower-to-llvm, or attn-lower-to-nvvm for \p target's chip and
-/// binary format.
-static llvm::Error runTargetPipeline(mlir::ModuleOp module,
+llvm::Error attnc::runTargetPipeline(mlir::ModuleOp module,
                                      const std::string &force,
-                                     const attnc::CodegenTarget &target) {
+                                     const CodegenTarget &target) {
   mlir::PassManager pm(module.getContext());
   if (target.gpu) {
     mlir::attn::LowerToNVVMOptions lower;
@@ -695,6 +693,7 @@ static llvm::Error runTargetPipeline(mlir::ModuleOp module,
     lower.chip = target.chip;
     lower.features = target.features;
     lower.format = target.format;
+    lower.emulate = target.emulate;
     mlir::attn::buildLowerToNVVMPipeline(pm, lower);
   } else {
     mlir::attn::LowerToLLVMOptions lower;

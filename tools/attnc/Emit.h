@@ -73,6 +73,9 @@ struct CodegenTarget {
   /// module loads, so it runs on any driver that knows the PTX version),
   /// bin (cubin, made by ptxas here) or fatbin.
   std::string format = "isa";
+  /// With gpu, for `attnc run --emulate-gpu`: the kernels run on the host
+  /// (attn-lower-to-nvvm's emulate option) and nothing is serialised.
+  bool emulate = false;
 };
 
 /// The largest byte size an array (or an intermediate) may have: 2^62, far
@@ -106,6 +109,11 @@ llvm::Error lowerToLinalg(mlir::ModuleOp module, const std::string &force,
 /// no heavy work).
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createHostTargetMachine(bool portable = false);
+
+/// Lowers \p module with attn-lower-to-llvm, or attn-lower-to-nvvm for
+/// \p target's chip, binary format and emulation.
+llvm::Error runTargetPipeline(mlir::ModuleOp module, const std::string &force,
+                              const CodegenTarget &target);
 
 /// Runs attn-lower-to-nvvm on \p module and returns the kernels' binary
 /// (PTX text for format isa, cubin bytes for bin).

@@ -2,10 +2,7 @@
 
 #include "JitRunner.h"
 
-#include "attn/Pipelines/Pipelines.h"
-
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
@@ -33,22 +30,9 @@ attnc::compile(mlir::ModuleOp module, const JitOptions &options) {
     // libomp reads it when it starts, which is when the engine loads it.
     setenv("OMP_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
 
-  mlir::PassManager pm(module.getContext());
-  if (options.gpu) {
-    mlir::attn::LowerToNVVMOptions lower;
-    lower.force = options.forceOrder;
-    lower.chip = options.chip;
-    lower.emulate = options.emulate;
-    mlir::attn::buildLowerToNVVMPipeline(pm, lower);
-  } else {
-    mlir::attn::LowerToLLVMOptions lower;
-    lower.target = options.target;
-    lower.force = options.forceOrder;
-    mlir::attn::buildLowerToLLVMPipeline(pm, lower);
-  }
-  if (mlir::failed(pm.run(module)))
-    return llvm::createStringError(options.gpu ? "lowering to NVVM failed"
-                                               : "lowering to LLVM failed");
+  if (llvm::Error error =
+          runTargetPipeline(module, options.forceOrder, options.codegen))
+    return std::move(error);
 
   auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!hostBuilder)
@@ -64,7 +48,7 @@ attnc::compile(mlir::ModuleOp module, const JitOptions &options) {
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   llvm::StringRef libs[] = {kOpenMPRuntime, kRunnerUtils};
-  if (!options.gpu || options.emulate) {
+  if (!options.codegen.gpu || options.codegen.emulate) {
     for (const char *library : {kOpenMPRuntime, kRunnerUtils})
       if (!llvm::sys::fs::exists(library))
         return llvm::createStringError(
@@ -74,7 +58,7 @@ attnc::compile(mlir::ModuleOp module, const JitOptions &options) {
   // GPU code: the mgpu* functions come from the runtime attnc links, which
   // the engine finds among the process's symbols.
   auto engine = mlir::ExecutionEngine::create(module, engineOptions);
-  if (engine && options.gpu && !options.emulate)
+  if (engine && options.codegen.gpu && !options.codegen.emulate)
     // Runs the global constructor that loads the kernels' module.
     (*engine)->initialize();
   return engine;

@@ -3,6 +3,8 @@
 #ifndef ATTNC_JITRUNNER_H
 #define ATTNC_JITRUNNER_H
 
+#include "Emit.h"
+
 #include "attn/Support/Npy.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -16,22 +18,17 @@
 namespace attnc {
 
 struct JitOptions {
-  std::string target = "cpu";
   std::string forceOrder; ///< "", qk_first or kv_first
   int64_t threads = 0;    ///< 0: every core
-  /// Compile for the GPU (attn-lower-to-nvvm for `chip`): the kernels are
-  /// embedded as PTX and the host code calls runtime/'s mgpu* functions,
-  /// which attnc links; the function then takes device pointers.
-  bool gpu = false;
-  std::string chip = "sm_90";
-  /// With gpu: run the GPU mapping's kernels on the host instead
-  /// (attn-emulate-gpu), to test it without a GPU.
-  bool emulate = false;
+  /// For the GPU the kernels are embedded as PTX and the host code calls
+  /// runtime/'s mgpu* functions, which attnc links; the function then takes
+  /// device pointers (unless the kernels are emulated on the host).
+  CodegenTarget codegen;
 };
 
-/// Lowers \p module (attn dialect, static shapes) with attn-lower-to-llvm
-/// (attn-lower-to-nvvm with options.gpu) and JIT-compiles it for the host
-/// CPU at -O3; the GPU kernels are loaded when this returns.
+/// Lowers \p module (attn dialect, static shapes) with runTargetPipeline
+/// for options.codegen and JIT-compiles it for the host CPU at -O3; the GPU
+/// kernels are loaded when this returns.
 llvm::Expected<std::unique_ptr<mlir::ExecutionEngine>>
 compile(mlir::ModuleOp module, const JitOptions &options);
 

@@ -435,7 +435,6 @@ namespace {
 struct GpuBuffers {
   std::vector<void *> pointers;
   std::vector<std::vector<int64_t>> shapes;
-  size_t outputBytes = 0;
 
   GpuBuffers() = default;
   GpuBuffers(const GpuBuffers &) = delete;
@@ -453,12 +452,13 @@ struct GpuBuffers {
       return false;
     pointers.push_back(pointer);
     shapes.push_back(shape);
-    outputBytes = count * sizeof(float);
     return !host || attn_gpu_copy_to_device(pointer, host, bytes) == 0;
   }
 
-  bool copyOutputBack(float *host) {
-    return attn_gpu_copy_to_host(host, pointers.back(), outputBytes) == 0 &&
+  /// Copies the output (the last array, \p count floats) to \p host.
+  bool copyOutputBack(float *host, size_t count) {
+    return attn_gpu_copy_to_host(host, pointers.back(),
+                                 count * sizeof(float)) == 0 &&
            !*attn_gpu_error();
   }
 };
@@ -561,9 +561,8 @@ static int runSpec(const Spec &spec, const SourceFile &source,
     attnc::JitOptions jit;
     jit.forceOrder = forceOrder;
     jit.threads = threads;
-    jit.gpu = target->gpu;
-    jit.chip = target->chip;
-    jit.emulate = emulateGpu;
+    jit.codegen = *target;
+    jit.codegen.emulate = emulateGpu;
     if (emulateGpu && !target->gpu)
       return userError("--emulate-gpu needs --target=nvptx");
     std::optional<GpuBuffers> device;
@@ -635,7 +634,7 @@ static int runSpec(const Spec &spec, const SourceFile &source,
             "attnc: {0}: median {1:f3} ms over {2} runs, {3:f1} GFLOP/s\n",
             spec.name, median * 1e3, benchRepeats, flops / median / 1e9);
     }
-    if (device && !device->copyOutputBack(out.data.data()))
+    if (device && !device->copyOutputBack(out.data.data(), out.data.size()))
       return userError(std::string("cannot read the output of '") +
                        spec.name + "' from the GPU: " + attn_gpu_error());
   }

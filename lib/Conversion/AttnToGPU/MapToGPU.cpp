@@ -423,15 +423,15 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
           "with results cannot be mapped to the GPU (bufferize first)");
 
     if (stageInputs) {
-      int64_t tileBytes = 0;
+      int64_t allocatedBytes = 0;
       forall.getBody()->walk([&](Operation *op) {
         if (!isa<memref::AllocOp, memref::AllocaOp>(op))
           return;
         auto type = cast<MemRefType>(op->getResult(0).getType());
         if (type.hasStaticShape())
-          tileBytes += staticBytes(type);
+          allocatedBytes += staticBytes(type);
       });
-      stageReadOnlyTiles(rewriter, forall, sharedMemoryLimit - tileBytes);
+      stageReadOnlyTiles(rewriter, forall, sharedMemoryLimit - allocatedBytes);
     }
 
     // Tiles go to shared memory, smallest first, while they fit; the rest
@@ -460,8 +460,7 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     if (walk.wasInterrupted())
       return failure();
     auto tileBytes = [](Operation *tile) {
-      auto type = cast<MemRefType>(tile->getResult(0).getType());
-      return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+      return staticBytes(cast<MemRefType>(tile->getResult(0).getType()));
     };
     SmallVector<Operation *> sharedTiles, scratchTiles;
     SmallVector<Operation *> bySize;
