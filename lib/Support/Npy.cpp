@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Support/Npy.h"
+#include "attn/Support/AtomicFile.h"
 
 #include <atomic>
 #include <cassert>
@@ -563,23 +564,6 @@ std::string npy::serialize(const Array &array) {
   return out;
 }
 
-/// Writes all of `bytes` to `fd`, retrying short writes and EINTR. Returns 0
-/// or an errno value.
-static int writeAll(int fd, const std::string &bytes) {
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t wrote = ::write(fd, p, left);
-    if (wrote < 0 && errno == EINTR)
-      continue;
-    if (wrote < 0)
-      return errno;
-    p += wrote;
-    left -= static_cast<size_t>(wrote);
-  }
-  return 0;
-}
-
 std::string npy::write(const std::string &path, const Array &array) {
   uint64_t count = 0;
   if (!elementCount(array.shape, count))
@@ -591,44 +575,5 @@ std::string npy::write(const std::string &path, const Array &array) {
            " elements but the data has " + std::to_string(array.data.size());
   std::string bytes = serialize(array);
 
-  // The temporary must live in the destination's directory: rename() is only
-  // atomic within one file system. O_EXCL and a per-process counter keep
-  // concurrent writers (threads or processes) off each other's temporaries;
-  // mode 0666 lets the umask decide the final permissions, as np.save does.
-  size_t slash = path.find_last_of('/');
-  std::string directory =
-      slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  static std::atomic<unsigned> counter{0};
-  std::string temp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = directory + "." + base + ".tmp." + std::to_string(::getpid()) + "." +
-           std::to_string(counter++);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST && errno != EINTR)
-      break;
-  }
-  if (fd < 0)
-    return "cannot write '" + path + "': " + errnoMessage(errno);
-
-  auto fail = [&](int err) {
-    if (fd >= 0)
-      ::close(fd);
-    ::unlink(temp.c_str());
-    return "cannot write '" + path + "': " + errnoMessage(err);
-  };
-  if (int err = writeAll(fd, bytes))
-    return fail(err);
-  // Flush before the rename, so that a crash cannot leave `path` naming a
-  // file whose data never reached the disk.
-  if (::fsync(fd) != 0)
-    return fail(errno);
-  int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0)
-    return fail(errno);
-  if (::rename(temp.c_str(), path.c_str()) != 0)
-    return fail(errno);
-  return "";
+  return writeFilesAtomically({{path, std::move(bytes)}});
 }

@@ -27,8 +27,9 @@
 #include "Registry.h"
 
 #include "GpuRuntime.h"
+#include "attn/Frontend/DeviceArrays.h"
 #include "attn/Frontend/Parser.h"
-#include "attn/Frontend/RunSetup.h"
+#include "attn/Frontend/RunInputs.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Support/Npy.h"
 
@@ -339,25 +340,6 @@ bool ensureDevice() {
   return true;
 }
 
-/// Device memory for one array, returned to the runtime's pool on scope
-/// exit.
-class DeviceBuffer {
-public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer() { attn_gpu_free(pointer); }
-
-  bool allocate(size_t bytes) {
-    pointer = attn_gpu_alloc(bytes);
-    return pointer != nullptr;
-  }
-  void *get() const { return pointer; }
-
-private:
-  void *pointer = nullptr;
-};
-
 const char *returnCodeName(int code) {
   switch (code) {
   case 1:
@@ -386,17 +368,6 @@ bool readFile(const std::string &path, std::string &text) {
   buffer << stream.rdbuf();
   text = buffer.str();
   return true;
-}
-
-bool makeDirectories(const std::string &path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (!prefix.empty() && mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
-      return error("cannot create '" + prefix + "': " + std::strerror(errno)),
-             false;
-    if (slash == std::string::npos)
-      return true;
-  }
 }
 
 /// A parsed spec with its compiled entry point.
@@ -508,52 +479,25 @@ struct SpecRun {
     return true;
   }
 
-  /// Reads DIR/<input>.npy for every input found there; each must have the
-  /// shape that the sizes give.
-  bool loadInputs(const SizeBindings &sizes, InputArrays &arrays) const {
-    for (const InputDecl &input : spec.inputs) {
-      std::string path = options.inputsDir + "/" + input.name + ".npy";
-      struct stat info;
-      if (stat(path.c_str(), &info) != 0)
-        continue;
-      npy::Array array;
-      std::string message = npy::read(path, array);
-      if (!message.empty())
-        return error(message), false;
-      std::vector<int64_t> shape = concreteShape(input, sizes);
-      if (array.shape != shape)
-        return error("input '" + input.name + "' in '" + path + "' has shape " +
-                     formatShape(array.shape) + " but the sizes give " +
-                     formatShape(shape)),
-               false;
-      arrays[input.name] = std::move(array);
-    }
-    return true;
-  }
-
-  /// The inputs of a run at \p sizes: read from --inputs, else generated;
-  /// written to --save-inputs if given.
-  bool prepareInputs(const SizeBindings &sizes, InputArrays &arrays,
+  /// The inputs of a run at \p sizes: read from --inputs (each must have
+  /// the shape the sizes give), else generated; written to --save-inputs if
+  /// given.
+  bool prepareInputs(const SizeBindings &sizes, RunInputs &inputs,
                      std::string &message) const {
-    if (!options.inputsDir.empty() && !loadInputs(sizes, arrays)) {
-      message = "cannot read the inputs from '" + options.inputsDir + "'";
-      return false;
-    }
-    if (!generateInputs(spec, sizes, options.seed, arrays, message))
-      return false;
-    if (options.saveInputsDir.empty())
-      return true;
-    if (!makeDirectories(options.saveInputsDir)) {
-      message = "cannot create '" + options.saveInputsDir + "'";
-      return false;
-    }
-    for (const InputDecl &input : spec.inputs) {
-      message = npy::write(options.saveInputsDir + "/" + input.name + ".npy",
-                           arrays.at(input.name));
-      if (!message.empty())
+    if (!options.inputsDir.empty()) {
+      SizeBindings bound = sizes;
+      inputs.noteBound(sizes, "the size of this run");
+      message = inputs.load(options.inputsDir, bound);
+      if (!message.empty()) {
+        error(message);
+        message = "cannot read the inputs from '" + options.inputsDir + "'";
         return false;
+      }
     }
-    return true;
+    message = inputs.generate(sizes, options.seed);
+    if (message.empty() && !options.saveInputsDir.empty())
+      message = inputs.save(options.saveInputsDir);
+    return message.empty();
   }
 
   /// One run at \p sizes; prints its JSON line. Returns false when it failed
@@ -575,10 +519,11 @@ struct SpecRun {
       return false;
     };
 
-    InputArrays arrays;
+    RunInputs inputs(spec);
     std::string message;
-    if (!prepareInputs(sizes, arrays, message))
+    if (!prepareInputs(sizes, inputs, message))
       return fail(message);
+    const InputArrays &arrays = inputs.all();
     reference::Problem problem = buildProblem(spec, arrays);
     message = reference::validate(problem);
     if (!message.empty())
@@ -594,27 +539,25 @@ struct SpecRun {
     json.raw("shape", formatShape(out.shape));
 
     // Device copies of the inputs, in declaration order, then the output.
-    std::vector<DeviceBuffer> buffers(spec.inputs.size() + 1);
-    std::vector<void *> pointers;
+    DeviceArrays device;
     for (size_t i = 0; i <= spec.inputs.size(); ++i) {
       const std::vector<float> &data = i < spec.inputs.size()
                                            ? arrays.at(spec.inputs[i].name).data
                                            : out.data;
-      size_t bytes = data.size() * sizeof(float);
-      if (!buffers[i].allocate(bytes) ||
-          attn_gpu_copy_to_device(buffers[i].get(), data.data(), bytes)) {
+      if (!device.add(data.data(), data.size())) {
         fatal = true;
         return fail(std::string("cannot set up the device arrays: ") +
                     attn_gpu_error());
       }
-      pointers.push_back(buffers[i].get());
     }
+    const std::vector<void *> &pointers = device.all();
     std::vector<int64_t> dynamic;
     for (const DimDecl *dim : dynamicDims())
       dynamic.push_back(sizes.at(dim->name));
 
     auto call = [&]() -> std::string {
-      int code = entry->call(pointers.data(), dynamic.data());
+      int code = entry->call(const_cast<void **>(pointers.data()),
+                             dynamic.data());
       if (code != 0)
         return "attn_" + spec.name + " returned " + returnCodeName(code);
       if (attn_gpu_synchronize() != 0 || *attn_gpu_error()) {
@@ -727,9 +670,9 @@ int runSpec(const Options &options) {
   if (!run.sizeCombinations(combinations))
     return 1;
   if (options.command == "inputs") {
-    InputArrays arrays;
+    RunInputs inputs(run.spec);
     std::string message;
-    if (!run.prepareInputs(combinations.front(), arrays, message))
+    if (!run.prepareInputs(combinations.front(), inputs, message))
       return error(message);
     return 0;
   }
