@@ -2,6 +2,7 @@
 
 #include "attn/InitAll.h"
 
+#include "attn/Codegen/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -20,6 +21,7 @@ void mlir::attn::registerAllDialects(DialectRegistry &registry) {
 void mlir::attn::registerAllPasses() {
   registerAttnPasses();
   registerAttnConversionPasses();
+  registerAttnCodegenPasses();
   registerPipelines();
 }
 

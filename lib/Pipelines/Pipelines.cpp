@@ -2,6 +2,7 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Codegen/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
@@ -164,7 +165,17 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
+  switch (options.format) {
+  case BinaryFormat::Isa:
+    binary.compilationTarget = "isa";
+    break;
+  case BinaryFormat::Bin:
+    binary.compilationTarget = "bin";
+    break;
+  case BinaryFormat::Fatbin:
+    binary.compilationTarget = "fatbin";
+    break;
+  }
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createAttnCheckLowered());

@@ -1,6 +1,6 @@
 //===- StridedCopiesToLinalg.cpp - memref.copy as a loop nest -------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -9,7 +9,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNSTRIDEDCOPIESTOLINALG
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -1,6 +1,6 @@
 //===- TileAndVectorize.cpp - Vectorize the static tiles of attn ----------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -14,7 +14,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNTILEANDVECTORIZE
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

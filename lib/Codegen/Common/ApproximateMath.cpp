@@ -1,6 +1,6 @@
 //===- ApproximateMath.cpp - Vectorizable transcendental functions --------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -10,7 +10,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNAPPROXIMATEMATH
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -1,6 +1,6 @@
 //===- DestinationAbi.cpp - Memref calling convention for attnc -----------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,7 +14,7 @@ namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNDESTINATIONABI
 #define GEN_PASS_DEF_ATTNCHECKLOWERED
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

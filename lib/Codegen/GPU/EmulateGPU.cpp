@@ -8,14 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNEMULATEGPU
-#include "attn/Conversion/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -23,7 +23,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNMAPTOGPU
-#include "attn/Conversion/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

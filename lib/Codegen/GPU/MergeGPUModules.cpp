@@ -1,13 +1,13 @@
 //===- MergeGPUModules.cpp - one gpu.module per spec ----------------------===//
 
-#include "attn/Conversion/Passes.h"
+#include "attn/Codegen/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNMERGEGPUMODULES
-#include "attn/Conversion/Passes.h.inc"
+#include "attn/Codegen/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -16,7 +16,9 @@
 
 // RUN: not attn-opt %s "--attn-select-order=force=bogus" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=FORCE
-// FORCE: error: attn-select-order: force must be qk_first or kv_first, got 'bogus'
+// force is an enum option (auto, qk_first, kv_first): the option parser
+// rejects anything else.
+// FORCE: for the --force option: Cannot find option named 'bogus'!
 
 // RUN: not attn-opt %s "--attn-select-order=target=/nonexistent/file" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MISSING

@@ -1,0 +1,32 @@
+//===- Passes.h - attn code generation passes -------------------*- C++ -*-===//
+
+#ifndef ATTN_CODEGEN_PASSES_H
+#define ATTN_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "attn/Codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Codegen/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CODEGEN_PASSES_H

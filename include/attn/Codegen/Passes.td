@@ -1,0 +1,261 @@
+//===- Passes.td - attn code generation passes -------------*- tablegen -*-===//
+//
+// Passes of the code generation stages that follow the attn dialect (filed
+// by stage, as IREE's Codegen/{Common,LLVMCPU,LLVMGPU}).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_PASSES_TD
+#define ATTN_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Common: host ABI, math and the contract check
+//===----------------------------------------------------------------------===//
+
+def AttnDestinationAbi : Pass<"attn-destination-abi", "::mlir::ModuleOp"> {
+  let summary = "Give public functions the memref calling convention of attnc";
+  let description = [{
+    Rewrites every public `func.func` taking and returning ranked tensors into
+    one taking memrefs of the same shapes, followed by one output memref per
+    result, and returning nothing: arguments are read through
+    `bufferization.to_tensor restrict` and results are written with
+    `bufferization.materialize_in_destination`. The function gets
+    `llvm.emit_c_interface`, so that `_mlir_ciface_<name>` takes pointers to
+    memref descriptors (what attnc's JIT and C header call).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnApproximateMath : Pass<"attn-approximate-math"> {
+  let summary = "Replace exp (and friends) by polynomial approximations";
+  let description = [{
+    Rewrites `math.exp`, `math.sin`, `math.cos` and other transcendental ops
+    into MLIR's polynomial approximations (plain arith, f32-accurate to a few
+    ulp). A libm call per element keeps LLVM from vectorizing the softmax
+    and feature-map loops; the arithmetic form vectorizes. An f32 exp whose
+    result would be subnormal (x < ln(FLT_MIN), masked scores at −inf)
+    gives 0: subnormal arithmetic is ~100× slower on x86 without
+    flush-to-zero, and those values are below 1.2e-38. In GPU kernels it
+    replaces libdevice's `__nv_expf` and friends, so that the PTX needs no
+    CUDA toolkit at compile time. Runs on any op (a function, a
+    `gpu.module`).
+
+    With `arith-only`, the helpers the polynomials use are expanded too:
+    `math.fma` into a multiply and an add (which the backend contracts
+    again), `math.floor` and `math.absf` of f32 into exact integer and bit
+    arithmetic. convert-gpu-to-nvvm would otherwise call libdevice for them.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"arithOnly", "arith-only", "bool", /*default=*/"false",
+           "Also expand fma, floor and absf into arith">,
+  ];
+}
+
+def AttnCheckLowered : Pass<"attn-check-lowered", "::mlir::ModuleOp"> {
+  let summary = "Fail unless only the LLVM (and OpenMP) dialects are left";
+  let description = [{
+    The last pass of `attn-lower-to-llvm` and `attn-lower-to-nvvm`: every
+    operation must belong to the `llvm` or `omp` dialect, or be a serialised
+    `gpu.binary` or a `gpu.launch_func` of one (or be the module itself). Anything else, above all an
+    `attn` op, is reported with its location and fails the pipeline.
+  }];
+}
+
+def AttnDescribeCEntry : Pass<"attn-describe-c-entry", "::mlir::ModuleOp"> {
+  let summary = "Derive the C entry point of a spec's function from its ops";
+  let description = [{
+    Describes `int attn_<name>(const float *in..., float *out, int64_t
+    size...)`, the C entry point of the module's public function `<name>`
+    (its arguments are the spec's inputs, its result the output O), and
+    records it as the module attribute `attn.c_entry` that
+    `attn-emit-c-entry` turns into code after the lowering:
+
+    - one pointer per argument (named by its `attn.input` attribute, else
+      `arg<i>`) and one for the output, `out`;
+    - one `int64_t` per dynamic size. Without a naming from the spec (the
+      compiler library gives one: dims of one name are one size) every
+      dynamic dimension is a size of its own, `<input>_d<dim>`;
+    - the checks at entry, derived from the verified ops: every size >= 1;
+      the equalities attn.term's constraints imply between sizes, at least
+      one of them dynamic (C1: B and H of q, k, v; D of q and k; M of k and
+      v. C2 and attn.combine's C2: every term's B, H, N is the output's.
+      C4: ω's D is q's. C6: N = M under causal masks. C7: E and F are
+      [k, M]) and the gate's [B, H, N, E]; and that no array, no term's
+      N x M scores, no feature array (N x m, M x m) and no projected score
+      (N x k) exceeds 2^62 bytes.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The spec's function (default: the module's only public one)">,
+  ];
+}
+
+def AttnEmitCEntry : Pass<"attn-emit-c-entry", "::mlir::ModuleOp"> {
+  let summary = "Emit the C entry point recorded in attn.c_entry";
+  let description = [{
+    After the lowering to the LLVM dialect, defines the entry point that
+    `attn-describe-c-entry` recorded:
+
+    ```
+    llvm.func @attn_<name>(%q: !llvm.ptr, ..., %out: !llvm.ptr, %N: i64) -> i32
+    ```
+
+    It returns 1 (ATTN_BAD_SIZE) when a size is below 1, two sizes that must
+    be equal differ or a byte size would exceed 2^62 (computed with
+    `llvm.intr.umul.with.overflow`), 2 (ATTN_NULL_POINTER) when a pointer is
+    null, and otherwise builds a dense row-major memref descriptor per array
+    (offset 0, strides the suffix products of the sizes), calls the spec
+    function's C interface (`_mlir_ciface_...`) and returns 0. Every other
+    function and global becomes internal, so that the object exports the
+    entry point alone. The `attn.c_entry` attribute is removed.
+
+    With `packed`, it also defines `i32 @attn_<name>_packed(ptr arrays,
+    ptr sizes)`, which loads the array pointers and the sizes from two
+    arrays and calls the entry: one signature for every spec, which the
+    compiler library's JIT calls.
+  }];
+  let options = [
+    Option<"packed", "packed", "bool", /*default=*/"false",
+           "Also define attn_<name>_packed(void **arrays, int64_t *sizes)">,
+    Option<"internalize", "internalize", "bool", /*default=*/"true",
+           "Give every other function and global internal linkage">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CPU: register tiles and vector loops
+//===----------------------------------------------------------------------===//
+
+def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Register-tile and vectorize the static linalg tiles of attn";
+  let description = [{
+    Runs on the tensor IR of convert-attn-to-linalg. Every linalg.generic
+    whose loop ranges are static (the per-tile products, reductions and
+    elementwise steps) is vectorized; contractions (two parallel loops and
+    one reduction) are first tiled to `rows`×`cols` register tiles with the
+    whole reduction inside, so that their vector.contract lowers to
+    outer-product FMAs held in registers. Ops with dynamic ranges (feature
+    maps over a dynamic sequence) are left for the scalar loop lowering.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Rows of a contraction's register tile">,
+    Option<"cols", "cols", "int64_t", /*default=*/"32",
+           "Columns of a contraction's register tile">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AttnStridedCopiesToLinalg
+    : Pass<"attn-strided-copies-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Turn memref.copy between strided buffers into linalg.copy";
+  let description = [{
+    MLIR lowers a `memref.copy` whose operands are not both known to be
+    contiguous to a call of the runtime's `memrefCopy`, which copies element
+    by element with index arithmetic: the padding of Q, K and V to whole
+    tiles (a copy into a subview) then costs more than the attention itself
+    at small N. As `linalg.copy` it becomes a loop nest whose innermost
+    stride is known, which LLVM vectorizes. Copies between contiguous
+    buffers (a memcpy) are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU: thread blocks, kernels and their emulation
+//===----------------------------------------------------------------------===//
+
+def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Map bufferized attn loops and linalg ops onto gpu.launch";
+  let description = [{
+    Runs on the bufferized output of convert-attn-to-linalg and turns it into
+    host code that only launches kernels, allocates device memory and
+    branches on sizes:
+
+    * every outermost `scf.forall` (one iteration per batch, head and query
+      tile, or per batch and head for the kv-first state pass) becomes a
+      `gpu.launch` with one block per iteration (the iteration space is
+      linearised onto the x dimension of the grid) and `threads` threads per
+      block. Inside, every linalg op becomes a block-strided loop over its
+      parallel iterations (reductions stay sequential per thread), followed
+      by `gpu.barrier`; the tiles the body allocates (the running max, sum
+      and accumulator of the online softmax, the chunk state) live in
+      workgroup (shared) memory, and with `stage-inputs` so do copies of
+      the tiles of device buffers it only reads (the query tile, and the
+      key and value tiles of each step of the key loop), as far as
+      `shared-memory-limit` allows; up to 48 KiB as workgroup attributions,
+      beyond that as views of the block's dynamic shared memory;
+    * every other linalg op (feature maps, padding, transposes, copies)
+      becomes its own grid-strided `gpu.launch`;
+    * the remaining host allocations become `gpu.alloc`, freed with
+      `gpu.dealloc` at the end of their block, and `memref.copy` becomes a
+      copy kernel, so that every buffer the kernels touch is device memory.
+
+    Function arguments are device pointers. Tiles beyond
+    `shared-memory-limit` bytes of shared memory per block (largest last),
+    and tiles whose size is dynamic, live in a device scratch buffer with
+    one slice per block. The pass fails with a message where the host would
+    touch device memory (a scalar load or store outside a kernel), where a
+    tile's size is computed inside the block, where a buffer escapes other
+    than through an `scf.if` whose every branch yields its own allocation,
+    where a writing op in a block yields values, and on linalg ops without
+    loops.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"128",
+           "Threads per block">,
+    Option<"sharedMemoryLimit", "shared-memory-limit", "int64_t",
+           /*default=*/"98304",
+           "Most bytes of shared memory one block may use (beyond 48 KiB "
+           "it is dynamic shared memory; sm_80 allows 163 KiB, sm_90 "
+           "227 KiB)">,
+    Option<"stageInputs", "stage-inputs", "bool", /*default=*/"true",
+           "Copy the tiles a block only reads (Q, K, V) into shared "
+           "memory">,
+  ];
+}
+
+def AttnMergeGPUModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    gpu-kernel-outlining makes one `gpu.module` per kernel. This pass moves
+    all kernels of the module into the first one (renaming clashes) and
+    points every `gpu.launch_func` at it, so that a spec compiles to a
+    single PTX module (one `--emit=ptx` file, one module load at run time).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnEmulateGPU : Pass<"attn-emulate-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Run the output of attn-map-to-gpu on the host, for testing";
+  let description = [{
+    Turns every `gpu.launch` made by attn-map-to-gpu into host loops that
+    compute what the GPU would: a loop over the blocks, and inside it a loop
+    over the threads around each barrier-free piece of work (each loop that
+    attn-map-to-gpu strided by the thread id). Workgroup memory becomes a
+    host allocation per launch and `gpu.alloc`/`gpu.dealloc` become
+    `memref.alloc`/`memref.dealloc`. Barriers then hold by construction, so
+    the result is exact for race-free kernels: this is how the GPU mapping
+    is tested on machines without a GPU (`attnc run --target=nvptx
+    --emulate-gpu`). It fails on any other use of the thread id.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // ATTN_CODEGEN_PASSES_TD
