@@ -31,6 +31,7 @@ tools = [
     "attnc",
     "attn-gpu-runtime-test",
     "attn-gpu-runner",
+    "attn-example-cpp",
     "not",
     "split-file",
     # The stock mlir-opt from the packages, to load the plugins into.

@@ -1,0 +1,215 @@
+//===- Compiler.h - attn as a library ---------------------------*- C++ -*-===//
+//
+// The compiler behind attnc, the C API (include/attn-c) and the Python
+// package: one options struct, one object that owns the MLIRContext and the
+// diagnostics, and the stages as public functions (as CIRCT's Firtool):
+//
+//   spec file/text ─loadSpec─▶ Spec ─generateModule─▶ verified attn module
+//     ─lowerToLinalg─▶ linalg                      (--emit=linalg)
+//     ─lowerToGPUBinary─▶ PTX / cubin               (--emit=ptx|cubin)
+//     ─compileObject─▶ LLVM IR, object + entry ABI  (--emit=llvm|obj, JIT)
+//     ─loadKernel─▶ Kernel (callable in process)    (attnc run, C API)
+//   Spec ─report─▶ the cost model's reasoning       (attnc report)
+//
+// Every message a user can cause is written to the diagnostic stream as
+// attnc prints it: `file:line:col: error: ...` with the source line for
+// anything located in the spec, `<tool>: error: ...` otherwise. Functions
+// that fail return false, failure() or null after writing their message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILER_COMPILER_H
+#define ATTN_COMPILER_COMPILER_H
+
+#include "attn/Frontend/Parser.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/CHeader/EntryAbi.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace attn {
+namespace compiler {
+
+class Kernel;
+
+/// Where the generated code runs.
+enum class Target { CPU, NVPTX };
+/// The association order forced on every `order auto` term.
+enum class ForceOrder { Auto, QkFirst, KvFirst };
+
+/// The GPU architectures the NVPTX target accepts: the one list.
+llvm::ArrayRef<const char *> supportedChips();
+
+/// "qk_first", "kv_first" or "" (auto): the pipelines' spelling.
+const char *toString(ForceOrder force);
+
+struct CompilerOptions {
+  Target target = Target::CPU;
+  /// The GPU of Target::NVPTX.
+  std::string chip = "sm_90";
+  std::string ptxFeatures = "+ptx80";
+  ForceOrder force = ForceOrder::Auto;
+  /// Threads of the compiled CPU code; 0: every core.
+  int64_t threads = 0;
+  /// NVPTX: run the GPU kernels on the host (attn-emulate-gpu).
+  bool emulateGpu = false;
+  /// Starts messages without a spec location: "<toolName>: error: ".
+  std::string toolName = "attnc";
+};
+
+/// The code and the C entry point of a spec under some size bindings.
+struct CompiledObject {
+  EntryAbi abi;
+  /// The object file's bytes.
+  std::string object;
+};
+
+/// What `attnc report` shows besides the terms.
+struct ReportOptions {
+  /// cpu, nvptx or a target description file.
+  std::string costTarget = "cpu";
+  /// The whole-layer view, when both are positive.
+  int64_t heads = 0;
+  int64_t headDim = 0;
+};
+
+class Compiler {
+public:
+  Compiler(CompilerOptions options, llvm::raw_ostream &diagnostics);
+  ~Compiler();
+
+  const CompilerOptions &getOptions() const { return options; }
+  void setOptions(CompilerOptions newOptions) {
+    options = std::move(newOptions);
+  }
+  mlir::MLIRContext &getContext() { return *context; }
+
+  //===--- The spec ---------------------------------------------------===//
+
+  /// Reads, parses and checks the spec file at \p path.
+  bool loadSpecFile(const std::string &path);
+  /// Parses and checks the spec \p text, named \p name in messages.
+  bool loadSpec(std::string text, std::string name);
+  const frontend::Spec &getSpec() const { return *spec; }
+  const frontend::SourceFile &getSource() const { return *source; }
+
+  /// The spec's dims under \p overrides (--set), with the declared values;
+  /// with \p allowUnbound, dims neither set nor declared are left out.
+  std::optional<frontend::SizeBindings>
+  bindSizes(const frontend::SizeBindings &overrides, bool allowUnbound);
+
+  //===--- Stages -----------------------------------------------------===//
+
+  /// The attn module of the spec under \p sizes (unbound dims dynamic),
+  /// verified; a verifier error is reported at the term it comes from.
+  mlir::OwningOpRef<mlir::ModuleOp>
+  generateModule(const frontend::SizeBindings &sizes);
+
+  /// attn-select-order, convert-attn-to-linalg, canonicalize and cse: the
+  /// `--emit=linalg` module, in place.
+  mlir::LogicalResult lowerToLinalg(mlir::ModuleOp module);
+
+  /// attn-lower-to-nvvm, then the kernels' binary: PTX text for Isa, cubin
+  /// bytes for Bin.
+  mlir::FailureOr<std::string>
+  lowerToGPUBinary(mlir::ModuleOp module, mlir::attn::BinaryFormat format);
+
+  /// The host CPU's target machine at -O3 with position-independent code;
+  /// with \p portable, the generic CPU of its architecture (the host half of
+  /// GPU code, which may run elsewhere).
+  std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(bool portable);
+
+  /// Lowers \p module (from generateModule under \p sizes) with the target's
+  /// pipeline and attn-emit-c-entry, translates it to LLVM IR optimised at
+  /// -O3 for \p machine. With \p forJit, also the packed entry point and the
+  /// GPU module's constructors as `attn_<name>_init` / `_fini` (a JIT runs
+  /// no global constructors of an object).
+  std::unique_ptr<llvm::Module>
+  lowerToLLVMIR(mlir::ModuleOp module, const frontend::SizeBindings &sizes,
+                llvm::LLVMContext &llvmContext, llvm::TargetMachine &machine,
+                bool forJit, EntryAbi &abi);
+
+  /// \p module as an object file, or an error message.
+  std::optional<std::string> emitObject(llvm::Module &module,
+                                        llvm::TargetMachine &machine);
+
+  /// generateModule, lowerToLLVMIR and emitObject for the in-process
+  /// kernel (forJit).
+  std::optional<CompiledObject>
+  compileKernelObject(const frontend::SizeBindings &sizes);
+
+  /// The entry point compileKernelObject gives the spec under \p sizes,
+  /// without compiling anything (for an object from a cache).
+  std::optional<EntryAbi> describeKernel(const frontend::SizeBindings &sizes);
+
+  /// Loads an object of compileKernelObject into this process.
+  std::unique_ptr<Kernel> loadKernel(CompiledObject compiled);
+
+  //===--- The cost model ---------------------------------------------===//
+
+  /// `attnc report`: the text and the JSON object, or false.
+  bool report(const frontend::SizeBindings &overrides,
+              const ReportOptions &reportOptions, std::string &text,
+              std::string &json);
+
+  /// FLOPs of the strategy the compiled code runs for each term of
+  /// \p module (the cost model's count; forced orders as the options say).
+  double countFlops(mlir::ModuleOp module);
+
+  //===--- Messages ---------------------------------------------------===//
+
+  /// Writes `<tool>: error: message`.
+  void error(const llvm::Twine &message);
+  /// Writes a spec diagnostic with its source line.
+  void specError(const frontend::Diagnostic &diag);
+
+  /// How MLIR diagnostics are shown while the passes run.
+  enum class PassMessages {
+    /// The first error only, in the spec's words; remarks quiet.
+    FirstError,
+    /// Every diagnostic with its severity and notes (attnc --emit).
+    All,
+  };
+  void setPassMessages(PassMessages mode) { passMessages = mode; }
+  /// Whether an MLIR diagnostic has been reported as an error.
+  bool hasReportedError() const { return reportedError; }
+
+private:
+  class DiagnosticRouter;
+
+  /// Writes `cannot compile '<spec>': why` unless the first pass error has
+  /// said it in the spec's words.
+  void pipelineFailed(const std::string &why);
+
+  CompilerOptions options;
+  llvm::raw_ostream &diagnostics;
+  std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<DiagnosticRouter> router;
+  std::unique_ptr<frontend::SourceFile> source;
+  std::unique_ptr<frontend::Spec> spec;
+  PassMessages passMessages = PassMessages::FirstError;
+  bool reportedError = false;
+  /// Set while generateModule verifies: the first verifier error.
+  std::optional<frontend::Diagnostic> verifierError;
+  bool verifying = false;
+};
+
+} // namespace compiler
+} // namespace attn
+
+#endif // ATTN_COMPILER_COMPILER_H

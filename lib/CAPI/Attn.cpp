@@ -1,0 +1,594 @@
+//===- Attn.cpp - C API of the attn compiler ------------------------------===//
+//
+// include/attn-c/Attn.h over the compiler library. Every message is what
+// attnc would print (without its "attnc: " prefix naming the tool: "attn:"),
+// returned as a malloc'ed string; nothing here aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/Attn.h"
+
+#include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/Kernel.h"
+#include "attn/Frontend/DeviceArrays.h"
+#include "attn/Frontend/RunSetup.h"
+#include "attn/Reference/Reference.h"
+#include "attn/Support/AtomicFile.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <cstring>
+#include <map>
+
+using namespace attn;
+using namespace attn::compiler;
+using namespace attn::frontend;
+
+struct AttnOptions {
+  CompilerOptions compiler;
+  SizeBindings sizes;
+  /// The compile cache's directory; "" for none.
+  std::string cacheDir;
+  std::string costTarget = "cpu";
+  int64_t heads = 0, headDim = 0;
+};
+
+struct AttnKernel {
+  std::unique_ptr<Compiler> compiler;
+  std::unique_ptr<Kernel> kernel;
+  std::string diagnostics;
+  bool fromCache = false;
+  /// The bindings compiled in (declared and --set dims).
+  SizeBindings staticSizes;
+  /// One writer of messages that the kernel owns.
+  std::unique_ptr<llvm::raw_string_ostream> stream;
+};
+
+static void setError(char **error, const std::string &message) {
+  if (!error)
+    return;
+  *error = static_cast<char *>(std::malloc(message.size() + 1));
+  if (*error)
+    std::memcpy(*error, message.c_str(), message.size() + 1);
+}
+
+/// The user's cache folder for compiled kernels.
+static std::string defaultCacheDir() {
+  if (const char *dir = std::getenv("ATTN_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/attn";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/attn";
+  return "";
+}
+
+extern "C" {
+
+AttnOptions *attnOptionsCreate(void) {
+  auto *options = new AttnOptions();
+  options->compiler.toolName = "attn";
+  options->cacheDir = defaultCacheDir();
+  return options;
+}
+
+void attnOptionsDestroy(AttnOptions *options) { delete options; }
+
+int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
+                   char **error) {
+  if (!options || !key || !value)
+    return setError(error, "attnOptionsSet: NULL argument"), 1;
+  std::string k = key, v = value;
+  auto integer = [&](int64_t &out, int64_t least) {
+    long long number = 0;
+    if (llvm::StringRef(v).getAsInteger(10, number) || number < least)
+      return setError(error, "option '" + k + "' must be an integer >= " +
+                                 std::to_string(least) + ", got '" + v +
+                                 "'"),
+             false;
+    out = number;
+    return true;
+  };
+  CompilerOptions &c = options->compiler;
+  if (k == "target") {
+    if (v == "cpu" || v == "nvptx") {
+      c.target = v == "cpu" ? Target::CPU : Target::NVPTX;
+    } else if (!llvm::sys::fs::exists(v)) {
+      return setError(error, "option 'target' must be cpu, nvptx or a target "
+                             "description file, got '" +
+                                 v + "'"),
+             1;
+    }
+    options->costTarget = v;
+    return 0;
+  }
+  if (k == "chip") {
+    if (!llvm::is_contained(supportedChips(), llvm::StringRef(v))) {
+      std::string message = "option 'chip' must be one of ";
+      for (auto [i, chip] : llvm::enumerate(supportedChips()))
+        message += std::string(i ? ", " : "") + chip;
+      return setError(error, message + ", got '" + v + "'"), 1;
+    }
+    c.chip = v;
+    return 0;
+  }
+  if (k == "force-order") {
+    if (v == "auto")
+      c.force = ForceOrder::Auto;
+    else if (v == "qk_first")
+      c.force = ForceOrder::QkFirst;
+    else if (v == "kv_first")
+      c.force = ForceOrder::KvFirst;
+    else
+      return setError(error, "option 'force-order' must be auto, qk_first or "
+                             "kv_first, got '" +
+                                 v + "'"),
+             1;
+    return 0;
+  }
+  if (k == "threads")
+    return integer(c.threads, 0) ? 0 : 1;
+  if (k == "heads")
+    return integer(options->heads, 1) ? 0 : 1;
+  if (k == "head-dim")
+    return integer(options->headDim, 1) ? 0 : 1;
+  if (k == "emulate-gpu") {
+    if (v != "0" && v != "1")
+      return setError(error, "option 'emulate-gpu' must be 0 or 1, got '" +
+                                 v + "'"),
+             1;
+    c.emulateGpu = v == "1";
+    return 0;
+  }
+  if (k == "cache-dir") {
+    options->cacheDir = v == "off" ? "" : v;
+    return 0;
+  }
+  return setError(error, "unknown option '" + k +
+                             "' (target, chip, force-order, threads, "
+                             "emulate-gpu, cache-dir, heads, head-dim)"),
+         1;
+}
+
+int attnOptionsSetSize(AttnOptions *options, const char *name, int64_t value,
+                       char **error) {
+  if (!options || !name || !*name)
+    return setError(error, "attnOptionsSetSize: NULL or empty name"), 1;
+  options->sizes[name] = value;
+  return 0;
+}
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// The compile cache
+//===----------------------------------------------------------------------===//
+
+/// This library's file, size and modification time: a rebuilt compiler
+/// may generate other code, so its cache entries are not reused.
+static std::string libraryIdentity() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&attnVersion), &info) ||
+      !info.dli_fname)
+    return "unknown";
+  struct stat st;
+  if (stat(info.dli_fname, &st) != 0)
+    return info.dli_fname;
+  return std::string(info.dli_fname) + " " + std::to_string(st.st_size) +
+         " " + std::to_string(st.st_mtime);
+}
+
+/// Everything the object depends on, as text: a hit must match it whole.
+static std::string cacheKey(const std::string &specText,
+                            const AttnOptions &options) {
+  const CompilerOptions &c = options.compiler;
+  std::string key = "attn-kernel-cache 1\nattn " + libraryIdentity() +
+                    "\nllvm " LLVM_VERSION_STRING "\ncpu " +
+                    llvm::sys::getHostCPUName().str() + "\nfeatures";
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::map<std::string, bool> sorted;
+  for (const auto &feature : features)
+    sorted[feature.getKey().str()] = feature.getValue();
+  for (const auto &[name, on] : sorted)
+    if (on)
+      key += " " + name;
+  key += "\ntarget " + std::string(c.target == Target::NVPTX ? "nvptx" : "cpu") +
+         " chip " + c.chip + " emulate " + std::to_string(c.emulateGpu) +
+         " force " + toString(c.force) + "\nsizes";
+  for (const auto &[name, value] : options.sizes)
+    key += " " + name + "=" + std::to_string(value);
+  return key + "\nspec\n" + specText;
+}
+
+static std::string cachePath(const std::string &dir, const std::string &key,
+                             const char *extension) {
+  return dir + "/" + llvm::utohexstr(llvm::xxh3_64bits(key), true, 16) +
+         extension;
+}
+
+/// The cached object for \p key, if present and not stale.
+static std::optional<std::string> readCache(const std::string &dir,
+                                            const std::string &key) {
+  auto keyFile = llvm::MemoryBuffer::getFile(cachePath(dir, key, ".key"));
+  if (!keyFile || (*keyFile)->getBuffer() != key)
+    return std::nullopt;
+  auto object = llvm::MemoryBuffer::getFile(cachePath(dir, key, ".o"),
+                                            /*IsText=*/false);
+  if (!object)
+    return std::nullopt;
+  return (*object)->getBuffer().str();
+}
+
+/// Stores the object; a failure only costs the next compile.
+static void writeCache(const std::string &dir, const std::string &key,
+                       const std::string &object) {
+  if (llvm::sys::fs::create_directories(dir))
+    return;
+  // The object first: a reader trusts the object only once its key is in
+  // place, and each file is renamed into place whole.
+  if (writeFilesAtomically({{cachePath(dir, key, ".o"), object}}).empty())
+    (void)writeFilesAtomically({{cachePath(dir, key, ".key"), key}});
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+AttnKernel *attnCompile(const char *specText, const char *specPath,
+                        const AttnOptions *options, char **error) {
+  if (!specText)
+    return setError(error, "attnCompile: NULL spec text"), nullptr;
+  AttnOptions defaults;
+  defaults.compiler.toolName = "attn";
+  defaults.cacheDir = defaultCacheDir();
+  const AttnOptions &opts = options ? *options : defaults;
+
+  auto kernel = std::make_unique<AttnKernel>();
+  kernel->stream = std::make_unique<llvm::raw_string_ostream>(kernel->diagnostics);
+  kernel->compiler = std::make_unique<Compiler>(opts.compiler, *kernel->stream);
+  Compiler &compiler = *kernel->compiler;
+  auto fail = [&]() -> AttnKernel * {
+    kernel->stream->flush();
+    std::string message = kernel->diagnostics;
+    while (!message.empty() && message.back() == '\n')
+      message.pop_back();
+    setError(error, message.empty() ? "attn: error: compilation failed"
+                                    : message);
+    return nullptr;
+  };
+  if (!compiler.loadSpec(specText, specPath ? specPath : "<string>"))
+    return fail();
+  std::optional<SizeBindings> sizes =
+      compiler.bindSizes(opts.sizes, /*allowUnbound=*/true);
+  if (!sizes)
+    return fail();
+  kernel->staticSizes = *sizes;
+
+  std::string key = cacheKey(specText, opts);
+  if (!opts.cacheDir.empty())
+    if (std::optional<std::string> object = readCache(opts.cacheDir, key)) {
+      std::optional<EntryAbi> abi = compiler.describeKernel(*sizes);
+      if (!abi)
+        return fail();
+      kernel->kernel =
+          compiler.loadKernel(CompiledObject{std::move(*abi), *object});
+      if (!kernel->kernel)
+        return fail();
+      kernel->fromCache = true;
+      return kernel.release();
+    }
+  std::optional<CompiledObject> compiled = compiler.compileKernelObject(*sizes);
+  if (!compiled)
+    return fail();
+  if (!opts.cacheDir.empty())
+    writeCache(opts.cacheDir, key, compiled->object);
+  kernel->kernel = compiler.loadKernel(std::move(*compiled));
+  if (!kernel->kernel)
+    return fail();
+  return kernel.release();
+}
+
+AttnKernel *attnCompileFile(const char *path, const AttnOptions *options,
+                            char **error) {
+  if (!path)
+    return setError(error, "attnCompileFile: NULL path"), nullptr;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return setError(error, std::string("attn: error: cannot read '") + path +
+                               "': " + ec.message()),
+           nullptr;
+  return attnCompile((*buffer)->getBuffer().str().c_str(), path, options,
+                     error);
+}
+
+void attnKernelDestroy(AttnKernel *kernel) { delete kernel; }
+
+int attnKernelFromCache(const AttnKernel *kernel) {
+  return kernel && kernel->fromCache;
+}
+
+//===----------------------------------------------------------------------===//
+// What a kernel takes
+//===----------------------------------------------------------------------===//
+
+static const EntryAbi &abiOf(const AttnKernel *kernel) {
+  return kernel->kernel->getAbi();
+}
+
+const char *attnKernelName(const AttnKernel *kernel) {
+  return kernel ? abiOf(kernel).specName.c_str() : "";
+}
+
+size_t attnKernelNumInputs(const AttnKernel *kernel) {
+  return kernel ? abiOf(kernel).arrays.size() - 1 : 0;
+}
+
+const char *attnKernelInputName(const AttnKernel *kernel, size_t input) {
+  if (!kernel || input >= attnKernelNumInputs(kernel))
+    return "";
+  return abiOf(kernel).arrays[input].name.c_str();
+}
+
+size_t attnKernelInputRank(const AttnKernel *kernel, size_t input) {
+  if (!kernel || input >= attnKernelNumInputs(kernel))
+    return 0;
+  return abiOf(kernel).arrays[input].shape.size();
+}
+
+static int64_t dimOf(const AbiArray &array, size_t dim,
+                     int64_t *dynamicIndex) {
+  if (dim >= array.shape.size())
+    return 0;
+  const Extent &extent = array.shape[dim];
+  if (!extent.isDynamic())
+    return extent.value;
+  if (dynamicIndex)
+    *dynamicIndex = extent.dynamic;
+  return -1;
+}
+
+int64_t attnKernelInputDim(const AttnKernel *kernel, size_t input, size_t dim,
+                           int64_t *dynamicIndex) {
+  if (!kernel || input >= attnKernelNumInputs(kernel))
+    return 0;
+  return dimOf(abiOf(kernel).arrays[input], dim, dynamicIndex);
+}
+
+size_t attnKernelOutputRank(const AttnKernel *kernel) {
+  return kernel ? abiOf(kernel).arrays.back().shape.size() : 0;
+}
+
+int64_t attnKernelOutputDim(const AttnKernel *kernel, size_t dim,
+                            int64_t *dynamicIndex) {
+  return kernel ? dimOf(abiOf(kernel).arrays.back(), dim, dynamicIndex) : 0;
+}
+
+size_t attnKernelNumSizes(const AttnKernel *kernel) {
+  return kernel ? abiOf(kernel).dynamicSizes.size() : 0;
+}
+
+const char *attnKernelSizeName(const AttnKernel *kernel, size_t index) {
+  if (!kernel || index >= attnKernelNumSizes(kernel))
+    return "";
+  return abiOf(kernel).dynamicSizes[index].c_str();
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// Element counts of every array under \p sizes (checked by checkSizes).
+static std::vector<size_t> elementCounts(const EntryAbi &abi,
+                                         const int64_t *sizes) {
+  std::vector<size_t> counts;
+  for (const AbiArray &array : abi.arrays) {
+    size_t count = 1;
+    for (const Extent &extent : array.shape)
+      count *= static_cast<size_t>(extentValue(extent, sizes));
+    counts.push_back(count);
+  }
+  return counts;
+}
+
+static const char *statusName(int status) {
+  switch (status) {
+  case ATTN_STATUS_BAD_SIZE:
+    return "a size is not positive, sizes the spec ties differ, or an array "
+           "would exceed 2^62 bytes";
+  case ATTN_STATUS_NULL_POINTER:
+    return "an array pointer is NULL";
+  default:
+    return "unknown status";
+  }
+}
+
+/// Checks the arguments before any call: a status and its message.
+static int checkCall(const AttnKernel *kernel, void *const *arrays,
+                     const int64_t *sizes, char **error) {
+  if (!kernel)
+    return setError(error, "attn: error: NULL kernel"), ATTN_STATUS_ERROR;
+  const EntryAbi &abi = abiOf(kernel);
+  if (!arrays || (!sizes && !abi.dynamicSizes.empty()))
+    return setError(error, "attn: error: '" + abi.specName + "': " +
+                               statusName(ATTN_STATUS_NULL_POINTER)),
+           ATTN_STATUS_NULL_POINTER;
+  for (size_t i = 0; i < abi.arrays.size(); ++i)
+    if (!arrays[i])
+      return setError(error, "attn: error: '" + abi.specName + "': array '" +
+                                 abi.arrays[i].name + "' is NULL"),
+             ATTN_STATUS_NULL_POINTER;
+  if (checkSizes(abi, sizes) != kStatusOk)
+    return setError(error, "attn: error: '" + abi.specName + "': " +
+                               statusName(ATTN_STATUS_BAD_SIZE)),
+           ATTN_STATUS_BAD_SIZE;
+  return ATTN_STATUS_OK;
+}
+
+static int callKernel(AttnKernel *kernel, void *const *arrays,
+                      const int64_t *sizes, char **error) {
+  int status = kernel->kernel->call(arrays, sizes);
+  if (status != ATTN_STATUS_OK)
+    setError(error, "attn: error: '" + abiOf(kernel).specName +
+                        "': " + statusName(status));
+  return status;
+}
+
+int attnKernelRun(AttnKernel *kernel, void *const *arrays,
+                  const int64_t *sizes, char **error) {
+  if (int status = checkCall(kernel, arrays, sizes, error))
+    return status;
+  const CompilerOptions &options = kernel->compiler->getOptions();
+  if (options.target != Target::NVPTX || options.emulateGpu)
+    return callKernel(kernel, arrays, sizes, error);
+
+  const EntryAbi &abi = abiOf(kernel);
+  auto gpuError = [&]() {
+    setError(error, "attn: error: cannot run '" + abi.specName +
+                        "' on the GPU: " + attn_gpu_error());
+    return ATTN_STATUS_ERROR;
+  };
+  if (attn_gpu_init() != 0)
+    return gpuError();
+  std::vector<size_t> counts = elementCounts(abi, sizes);
+  DeviceArrays device;
+  for (size_t i = 0; i + 1 < abi.arrays.size(); ++i)
+    if (!device.add(static_cast<const float *>(arrays[i]), counts[i]))
+      return gpuError();
+  if (!device.add(nullptr, counts.back()))
+    return gpuError();
+  if (int status = callKernel(kernel, device.data(), sizes, error))
+    return status;
+  if (!synchronizeDevice().empty() ||
+      !device.copyOutputBack(static_cast<float *>(arrays[abi.arrays.size() - 1]),
+                             counts.back()))
+    return gpuError();
+  return ATTN_STATUS_OK;
+}
+
+int attnKernelRunDevice(AttnKernel *kernel, void *const *arrays,
+                        const int64_t *sizes, char **error) {
+  if (int status = checkCall(kernel, arrays, sizes, error))
+    return status;
+  const CompilerOptions &options = kernel->compiler->getOptions();
+  if (options.target != Target::NVPTX || options.emulateGpu)
+    return setError(error, "attn: error: attnKernelRunDevice needs a kernel "
+                           "for target nvptx without emulate-gpu"),
+           ATTN_STATUS_ERROR;
+  if (int status = callKernel(kernel, arrays, sizes, error))
+    return status;
+  if (std::string why = synchronizeDevice(); !why.empty())
+    return setError(error, "attn: error: " + why), ATTN_STATUS_ERROR;
+  return ATTN_STATUS_OK;
+}
+
+int attnKernelReference(const AttnKernel *kernel, void *const *arrays,
+                        const int64_t *sizes, char **error) {
+  if (int status = checkCall(kernel, arrays, sizes, error))
+    return status;
+  const EntryAbi &abi = abiOf(kernel);
+  const Spec &spec = kernel->compiler->getSpec();
+  std::vector<size_t> counts = elementCounts(abi, sizes);
+  InputArrays inputs;
+  for (size_t i = 0; i + 1 < abi.arrays.size(); ++i) {
+    npy::Array array;
+    for (const Extent &extent : abi.arrays[i].shape)
+      array.shape.push_back(extentValue(extent, sizes));
+    const float *data = static_cast<const float *>(arrays[i]);
+    array.data.assign(data, data + counts[i]);
+    inputs[abi.arrays[i].name] = std::move(array);
+  }
+  reference::Problem problem = buildProblem(spec, inputs);
+  std::string why = reference::validate(problem);
+  if (why.empty())
+    why = reference::evaluate(problem,
+                              static_cast<float *>(arrays[abi.arrays.size() - 1]));
+  if (!why.empty())
+    return setError(error, "attn: error: the reference evaluator rejects the "
+                           "problem: " +
+                               why),
+           ATTN_STATUS_ERROR;
+  return ATTN_STATUS_OK;
+}
+
+double attnKernelTolerance(const AttnKernel *kernel) {
+  return kernel ? checkTolerance(kernel->compiler->getSpec()) : 0.0;
+}
+
+int attnCompare(const float *out, const float *expected, size_t count,
+                double tolerance, double *maxAbsError, double *maxRelError) {
+  std::vector<float> a(out, out + (out ? count : 0));
+  std::vector<float> b(expected, expected + (expected ? count : 0));
+  if (a.size() != b.size())
+    return 0;
+  Comparison comparison = compareWithReference(a, b, tolerance);
+  if (maxAbsError)
+    *maxAbsError = comparison.maxAbsError;
+  if (maxRelError)
+    *maxRelError = comparison.maxRelError;
+  return comparison.ok ? 1 : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The cost model
+//===----------------------------------------------------------------------===//
+
+char *attnReport(const char *specText, const char *specPath,
+                 const AttnOptions *options, char **error) {
+  if (!specText)
+    return setError(error, "attnReport: NULL spec text"), nullptr;
+  AttnOptions defaults;
+  const AttnOptions &opts = options ? *options : defaults;
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  CompilerOptions compilerOptions = opts.compiler;
+  compilerOptions.toolName = "attn";
+  Compiler compiler(compilerOptions, stream);
+  ReportOptions report;
+  report.costTarget = opts.costTarget;
+  report.heads = opts.heads;
+  report.headDim = opts.headDim;
+  std::string text, json;
+  if (!compiler.loadSpec(specText, specPath ? specPath : "<string>") ||
+      !compiler.report(opts.sizes, report, text, json)) {
+    stream.flush();
+    while (!diagnostics.empty() && diagnostics.back() == '\n')
+      diagnostics.pop_back();
+    return setError(error, diagnostics), nullptr;
+  }
+  char *result = static_cast<char *>(std::malloc(json.size() + 1));
+  if (result)
+    std::memcpy(result, json.c_str(), json.size() + 1);
+  return result;
+}
+
+char *attnReportFile(const char *path, const AttnOptions *options,
+                     char **error) {
+  if (!path)
+    return setError(error, "attnReportFile: NULL path"), nullptr;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return setError(error, std::string("attn: error: cannot read '") + path +
+                               "': " + ec.message()),
+           nullptr;
+  return attnReport((*buffer)->getBuffer().str().c_str(), path, options,
+                    error);
+}
+
+void attnFreeString(char *string) { std::free(string); }
+
+const char *attnVersion(void) {
+  return "attn 0.1 (LLVM " LLVM_VERSION_STRING ")";
+}
+
+} // extern "C"

@@ -1,0 +1,122 @@
+//===- Kernel.cpp - A compiled spec loaded into this process --------------===//
+//
+// The kernel's object is linked by ORC's LLJIT, so that a kernel compiled
+// now and one read back from the compile cache load the same way. Its
+// undefined symbols resolve against this process: libomp (loaded here), the
+// C library and, for GPU code, the mgpu* functions of the attn GPU runtime
+// that the program links.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compiler/Kernel.h"
+
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <mutex>
+
+using namespace attn;
+using namespace attn::compiler;
+
+#ifndef ATTN_LLVM_LIBRARY_DIR
+#error "ATTN_LLVM_LIBRARY_DIR must name the LLVM library directory"
+#endif
+
+/// The OpenMP runtime the generated parallel loops call into.
+static constexpr const char *kOpenMPRuntime =
+    ATTN_LLVM_LIBRARY_DIR "/libomp.so";
+
+/// Loads libomp into the process once; "" or why it failed.
+static std::string loadOpenMP(int64_t threads) {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [&] {
+    if (threads > 0)
+      // libomp reads it when it starts, which is when it is loaded.
+      setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    if (!llvm::sys::fs::exists(kOpenMPRuntime)) {
+      failure = std::string(kOpenMPRuntime) +
+                " is missing (scripts/install-deps.sh installs it)";
+      return;
+    }
+    std::string why;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(kOpenMPRuntime,
+                                                          &why))
+      failure = "cannot load " + std::string(kOpenMPRuntime) + ": " + why;
+  });
+  return failure;
+}
+
+std::unique_ptr<Kernel> Kernel::load(const std::string &object, EntryAbi abi,
+                                     int64_t threads, std::string &error) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  error = loadOpenMP(threads);
+  if (!error.empty())
+    return nullptr;
+
+  std::unique_ptr<Kernel> kernel(new Kernel());
+  kernel->abi = std::move(abi);
+  kernel->threads = threads;
+  auto fail = [&](llvm::Error err) -> std::unique_ptr<Kernel> {
+    error = llvm::toString(std::move(err));
+    return nullptr;
+  };
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit)
+    return fail(jit.takeError());
+  kernel->jit = std::move(*jit);
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      kernel->jit->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return fail(process.takeError());
+  kernel->jit->getMainJITDylib().addGenerator(std::move(*process));
+  if (llvm::Error err = kernel->jit->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(object, "attn-kernel.o")))
+    return fail(std::move(err));
+
+  const std::string &entryName = kernel->abi.entryName;
+  auto entry = kernel->jit->lookup(entryName + "_packed");
+  if (!entry)
+    return fail(entry.takeError());
+  kernel->entry =
+      entry->toPtr<int (*)(void *const *, const int64_t *)>();
+  auto init = kernel->jit->lookup(entryName + "_init");
+  auto fini = kernel->jit->lookup(entryName + "_fini");
+  if (!init)
+    return fail(init.takeError());
+  if (!fini)
+    return fail(fini.takeError());
+  // Loads the GPU kernels' module (nothing for CPU code).
+  init->toPtr<void (*)()>()();
+  kernel->fini = fini->toPtr<void (*)()>();
+  return kernel;
+}
+
+Kernel::~Kernel() {
+  if (fini)
+    fini();
+}
+
+int Kernel::call(void *const *arrays, const int64_t *sizes) {
+  if (threads > 0) {
+    // The thread count of the first kernel reached libomp through
+    // OMP_NUM_THREADS; later kernels set theirs per call.
+    using SetThreads = void (*)(int);
+    static auto setThreads = reinterpret_cast<SetThreads>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            "omp_set_num_threads"));
+    if (setThreads)
+      setThreads(static_cast<int>(threads));
+  }
+  return entry(arrays, sizes);
+}

@@ -1,0 +1,193 @@
+//===- Report.cpp - The cost model's reasoning per term (attnc report) ----===//
+
+#include "attn/Compiler/Compiler.h"
+
+#include "attn/Analysis/CostModel.h"
+#include "attn/Dialect/Attn/Transforms/TermCost.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdio>
+
+using namespace attn;
+using namespace attn::compiler;
+using namespace attn::frontend;
+
+/// Sizes a report assumes for dynamic dims the user did not bind: a common
+/// long-context length, so that the strategies have concrete numbers.
+static constexpr int64_t kReportAssumedSize = 4096;
+
+static std::string formatNumber(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g", value);
+  return buffer;
+}
+
+static std::string formatTime(double seconds) {
+  char buffer[32];
+  if (seconds < 1e-3)
+    std::snprintf(buffer, sizeof(buffer), "%.1f us", seconds * 1e6);
+  else if (seconds < 1)
+    std::snprintf(buffer, sizeof(buffer), "%.3f ms", seconds * 1e3);
+  else
+    std::snprintf(buffer, sizeof(buffer), "%.3f s", seconds);
+  return buffer;
+}
+
+
+bool Compiler::report(const SizeBindings &overrides,
+                      const ReportOptions &reportOptions, std::string &text,
+                      std::string &jsonText) {
+  namespace cost = attn::cost;
+  const Spec &spec = *this->spec;
+  std::optional<SizeBindings> bound = bindSizes(overrides, true);
+  if (!bound)
+    return false;
+  SizeBindings sizes = *bound;
+  int64_t layerHeads = reportOptions.heads;
+  int64_t layerHeadDim = reportOptions.headDim;
+  std::vector<std::string> assumed;
+  for (const DimDecl &dim : spec.dims) {
+    if (sizes.count(dim.name))
+      continue;
+    sizes[dim.name] = kReportAssumedSize;
+    assumed.push_back(dim.name);
+  }
+  if ((layerHeads > 0) != (layerHeadDim > 0) || layerHeads < 0 ||
+      layerHeadDim < 0)
+    return error("--heads and --head-dim go together and must be positive"),
+           false;
+
+  cost::Target target;
+  if (std::string why =
+          mlir::attn::resolveTarget(reportOptions.costTarget, target);
+      !why.empty())
+    return error(why), false;
+
+  mlir::OwningOpRef<mlir::ModuleOp> module = generateModule(sizes);
+  if (!module)
+    return false;
+
+  llvm::json::Array jsonTerms;
+  text.clear();
+  llvm::raw_string_ostream os(text);
+  os << "attnc report: " << spec.name << " on target " << target.name << " ("
+     << formatNumber(target.peakFlops / 1e9) << " GFLOP/s, "
+     << formatNumber(target.memoryBandwidth / 1e9) << " GB/s)\n";
+  for (const std::string &name : assumed)
+    os << "note: size " << name << " is dynamic; assuming " << name << " = "
+       << kReportAssumedSize << " (bind it with --set " << name << "=...)\n";
+
+  size_t index = 0;
+  module->walk([&](mlir::attn::TermOp op) {
+    const TermDecl &decl = spec.terms[index++];
+    llvm::SmallVector<std::string> unused;
+    cost::TermShape shape = mlir::attn::getTermShape(op, 0, unused);
+    cost::TermCost decision = cost::analyzeTerm(shape, target);
+
+    os << "\nterm " << decl.name << ": " << toString(*decl.score);
+    if (decl.featureMap != FeatureMap::None)
+      os << " " << toString(decl.featureMap);
+    os << ", mask " << toString(decl.mask.kind);
+    if (shape.maskBlock > 0)
+      os << "(" << shape.maskBlock << ")";
+    os << "; B=" << shape.batch
+       << " H=" << shape.heads << " N=" << shape.queries
+       << " M=" << shape.keys << " D=" << shape.featureDim
+       << " E=" << shape.valueDim << ", score width " << shape.scoreWidth();
+    if (shape.projectedLength)
+      os << ", projected to k=" << shape.projectedLength;
+    os << "\n";
+    os << llvm::formatv("  {0,-9} {1,+6} {2,+10} {3,+10} {4,+10} {5,+12}  {6}\n",
+                        "order", "chunk", "FLOPs", "bytes", "extra mem",
+                        "predicted", "how");
+    llvm::json::Array jsonStrategies;
+    for (const cost::Strategy &strategy : decision.strategies) {
+      os << llvm::formatv(
+          "  {0,-9} {1,+6} {2,+10} {3,+10} {4,+10} {5,+12}  {6}\n",
+          cost::toString(strategy.order),
+          strategy.chunk ? std::to_string(*strategy.chunk) : "-",
+          formatNumber(strategy.flops), formatNumber(strategy.bytes),
+          formatNumber(strategy.peakBytes), formatTime(strategy.seconds),
+          strategy.description);
+      jsonStrategies.push_back(llvm::json::Object{
+          {"order", cost::toString(strategy.order)},
+          {"chunk", strategy.chunk ? llvm::json::Value(*strategy.chunk)
+                                   : llvm::json::Value(nullptr)},
+          {"flops", strategy.flops},
+          {"bytes", strategy.bytes},
+          {"peak_bytes", strategy.peakBytes},
+          {"time_s", strategy.seconds},
+          {"description", strategy.description}});
+    }
+    const cost::Strategy &chosen = decision.chosen;
+    os << "  chosen: " << cost::toString(chosen.order);
+    if (chosen.chunk)
+      os << ", chunk " << *chosen.chunk;
+    os << ". " << decision.reason << "\n";
+    jsonTerms.push_back(llvm::json::Object{
+        {"name", decl.name},
+        {"strategies", std::move(jsonStrategies)},
+        {"chosen",
+         llvm::json::Object{
+             {"order", cost::toString(chosen.order)},
+             {"chunk", chosen.chunk ? llvm::json::Value(*chosen.chunk)
+                                    : llvm::json::Value(nullptr)}}},
+        {"reason", decision.reason},
+        {"crossover_n", decision.crossoverN
+                            ? llvm::json::Value(*decision.crossoverN)
+                            : llvm::json::Value(nullptr)}});
+  });
+
+  llvm::json::Object result{{"spec", spec.name},
+                            {"target", target.name},
+                            {"terms", std::move(jsonTerms)}};
+  if (!assumed.empty()) {
+    llvm::json::Object assumedSizes;
+    for (const std::string &name : assumed)
+      assumedSizes[name] = kReportAssumedSize;
+    result["assumed_sizes"] = std::move(assumedSizes);
+  }
+  if (layerHeads > 0) {
+    cost::LayerView view = cost::layerView(layerHeads, layerHeadDim);
+    os << "\nlayer view (h = " << layerHeads << ", d = " << layerHeadDim
+       << ", hidden " << layerHeads * layerHeadDim
+       << ", FFN 4x hidden; seed analysis '000'):\n"
+       << "  attention FLOPs pass the FFN's at n > "
+       << view.attentionExceedsFfnN << " (2hd)\n"
+       << "  the quadratic term dominates the layer at n > "
+       << view.quadraticDominatesN << " (6hd)\n"
+       << "  a linear variant with 4d features beats softmax at n > "
+       << view.linearBeatsSoftmaxN << " (16d)\n";
+    result["layer"] = llvm::json::Object{
+        {"attention_exceeds_ffn_n", view.attentionExceedsFfnN},
+        {"quadratic_dominates_n", view.quadraticDominatesN},
+        {"linear_beats_softmax_n", view.linearBeatsSoftmaxN}};
+  }
+  jsonText = llvm::formatv("{0:2}", llvm::json::Value(std::move(result)));
+  return true;
+}
+
+double Compiler::countFlops(mlir::ModuleOp module) {
+  namespace cost = attn::cost;
+  cost::Target target = cost::cpuTarget();
+  double total = 0;
+  module.walk([&](mlir::attn::TermOp op) {
+    llvm::SmallVector<std::string> unused;
+    cost::TermShape shape = mlir::attn::getTermShape(op, 0, unused);
+    cost::TermCost decision = cost::analyzeTerm(shape, target);
+    cost::Order order = decision.chosen.order;
+    mlir::attn::Order fixed = op.getOrder();
+    if (fixed == mlir::attn::Order::QkFirst ||
+        options.force == ForceOrder::QkFirst || !shape.hasProductForm())
+      order = cost::Order::QkFirst;
+    else if (fixed == mlir::attn::Order::KvFirst ||
+             options.force == ForceOrder::KvFirst)
+      order = cost::Order::KvFirst;
+    for (const cost::Strategy &strategy : decision.strategies)
+      if (strategy.order == order)
+        total += strategy.flops;
+  });
+  return total;
+}
