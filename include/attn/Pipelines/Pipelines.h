@@ -3,6 +3,8 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 #include <string>
@@ -11,16 +13,22 @@ namespace mlir {
 class OpPassManager;
 namespace attn {
 
+/// What attn-lower-to-nvvm embeds in the host code.
+enum class BinaryFormat { Isa, Bin, Fatbin };
+
 struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
   PassOptions::Option<std::string> target{
       *this, "target",
       llvm::cl::desc("Cost-model target for auto orders: cpu, nvptx or a "
                      "file"),
       llvm::cl::init("cpu")};
-  PassOptions::Option<std::string> force{
-      *this, "force",
-      llvm::cl::desc("Force every auto order: qk_first or kv_first"),
-      llvm::cl::init("")};
+  PassOptions::Option<Order> force{
+      *this, "force", llvm::cl::desc("Force every auto order"),
+      llvm::cl::init(Order::Auto),
+      llvm::cl::values(
+          clEnumValN(Order::Auto, "auto", "the cost model's choice"),
+          clEnumValN(Order::QkFirst, "qk_first", "(phi(Q) phi(K)^T) V"),
+          clEnumValN(Order::KvFirst, "kv_first", "phi(Q) (phi(K)^T V)"))};
   PassOptions::Option<int64_t> tileSize{
       *this, "tile-size", llvm::cl::desc("Query/key tile of qk-first"),
       llvm::cl::init(64)};
@@ -51,21 +59,27 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("PTX features (the PTX ISA version); sm_90 needs at "
                      "least +ptx78"),
       llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("What gpu-module-to-binary embeds: isa (PTX text, "
-                     "compiled by the driver at load time), bin (cubin, needs "
-                     "ptxas) or fatbin"),
-      llvm::cl::init("isa")};
+  PassOptions::Option<BinaryFormat> format{
+      *this, "format", llvm::cl::desc("What gpu-module-to-binary embeds"),
+      llvm::cl::init(BinaryFormat::Isa),
+      llvm::cl::values(
+          clEnumValN(BinaryFormat::Isa, "isa",
+                     "PTX text, compiled by the driver at load time"),
+          clEnumValN(BinaryFormat::Bin, "bin", "cubin, needs ptxas"),
+          clEnumValN(BinaryFormat::Fatbin, "fatbin",
+                     "a fat binary, needs ptxas and fatbinary"))};
   PassOptions::Option<std::string> target{
       *this, "target",
       llvm::cl::desc("Cost-model target for auto orders: nvptx, cpu or a "
                      "file"),
       llvm::cl::init("nvptx")};
-  PassOptions::Option<std::string> force{
-      *this, "force",
-      llvm::cl::desc("Force every auto order: qk_first or kv_first"),
-      llvm::cl::init("")};
+  PassOptions::Option<Order> force{
+      *this, "force", llvm::cl::desc("Force every auto order"),
+      llvm::cl::init(Order::Auto),
+      llvm::cl::values(
+          clEnumValN(Order::Auto, "auto", "the cost model's choice"),
+          clEnumValN(Order::QkFirst, "qk_first", "(phi(Q) phi(K)^T) V"),
+          clEnumValN(Order::KvFirst, "kv_first", "phi(Q) (phi(K)^T V)"))};
   PassOptions::Option<int64_t> tileSize{
       *this, "tile-size",
       llvm::cl::desc("Query tile of qk-first: one thread block's rows"),

@@ -34,16 +34,8 @@ struct SelectOrderPass
       return signalPassFailure();
     }
     std::optional<Order> forced;
-    if (force == "qk_first") {
-      forced = Order::QkFirst;
-    } else if (force == "kv_first") {
-      forced = Order::KvFirst;
-    } else if (!force.empty()) {
-      root->emitError() << "attn-select-order: force must be qk_first or "
-                           "kv_first, got '"
-                        << force << "'";
-      return signalPassFailure();
-    }
+    if (force != Order::Auto)
+      forced = force;
     if (chunk < 0) {
       root->emitError() << "attn-select-order: chunk must be positive, got "
                         << static_cast<int64_t>(chunk);

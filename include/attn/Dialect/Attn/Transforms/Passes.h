@@ -3,6 +3,8 @@
 #ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
 #define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
