@@ -522,20 +522,20 @@ std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
   return high;
 }
 
-static std::string formatSeconds(double seconds) {
-  char buffer[32];
+std::string cost::formatSeconds(double seconds, int decimals) {
+  char buffer[48];
   if (seconds < 1e-3)
     std::snprintf(buffer, sizeof(buffer), "%.1f us", seconds * 1e6);
   else if (seconds < 1)
-    std::snprintf(buffer, sizeof(buffer), "%.2f ms", seconds * 1e3);
+    std::snprintf(buffer, sizeof(buffer), "%.*f ms", decimals, seconds * 1e3);
   else
-    std::snprintf(buffer, sizeof(buffer), "%.2f s", seconds);
+    std::snprintf(buffer, sizeof(buffer), "%.*f s", decimals, seconds);
   return buffer;
 }
 
-static std::string formatFlops(double flops) {
+std::string cost::formatNumber(double value) {
   char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3g", flops);
+  std::snprintf(buffer, sizeof(buffer), "%.3g", value);
   return buffer;
 }
 
@@ -561,9 +561,9 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
   result.chosen = winner;
   std::ostringstream reason;
   reason << toString(winner.order) << " is predicted "
-         << formatSeconds(winner.seconds) << " against "
-         << formatSeconds(loser.seconds) << " ("
-         << formatFlops(winner.flops) << " vs " << formatFlops(loser.flops)
+         << formatSeconds(winner.seconds, 2) << " against "
+         << formatSeconds(loser.seconds, 2) << " ("
+         << formatNumber(winner.flops) << " vs " << formatNumber(loser.flops)
          << " FLOPs";
   if (winner.memorySeconds > winner.computeSeconds)
     reason << ", memory-bound";

@@ -18,21 +18,10 @@ using namespace attn::frontend;
 /// long-context length, so that the strategies have concrete numbers.
 static constexpr int64_t kReportAssumedSize = 4096;
 
-static std::string formatNumber(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3g", value);
-  return buffer;
-}
+using attn::cost::formatNumber;
 
 static std::string formatTime(double seconds) {
-  char buffer[32];
-  if (seconds < 1e-3)
-    std::snprintf(buffer, sizeof(buffer), "%.1f us", seconds * 1e6);
-  else if (seconds < 1)
-    std::snprintf(buffer, sizeof(buffer), "%.3f ms", seconds * 1e3);
-  else
-    std::snprintf(buffer, sizeof(buffer), "%.3f s", seconds);
-  return buffer;
+  return attn::cost::formatSeconds(seconds, 3);
 }
 
 

@@ -101,6 +101,11 @@ std::string parseTarget(const std::string &text, Target &target);
 enum class Order { QkFirst, KvFirst };
 const char *toString(Order order);
 
+/// "12.3 us", "1.23 ms" (\p decimals digits), "1.23 s".
+std::string formatSeconds(double seconds, int decimals);
+/// "%.3g".
+std::string formatNumber(double value);
+
 /// The estimate of one way to compute a term.
 struct Strategy {
   Order order = Order::QkFirst;
