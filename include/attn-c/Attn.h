@@ -54,9 +54,10 @@ void attnOptionsDestroy(AttnOptions *options);
 int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
                    char **error);
 
-/* Binds the spec's dim NAME to VALUE at compile time (like attnc --set);
- * unbound dims stay dynamic and are given to attnKernelRun. The name is
- * checked against the spec when compiling. Returns 0, or 1 with *error. */
+/* Binds the spec's dim NAME to VALUE (>= 1) at compile time (like attnc
+ * --set); unbound dims stay dynamic and are given to attnKernelRun. The name
+ * is checked against the spec when compiling (the message names it as
+ * attnc's `--set NAME`). Returns 0, or 1 with *error. */
 int attnOptionsSetSize(AttnOptions *options, const char *name, int64_t value,
                        char **error);
 
@@ -64,8 +65,11 @@ int attnOptionsSetSize(AttnOptions *options, const char *name, int64_t value,
 
 /* Parses, checks and compiles the spec held in SPEC_TEXT; SPEC_PATH names it
  * in messages (NULL: "<string>"). NULL options: the defaults. A kernel
- * compiled before with the same spec text, sizes, target and CPU is loaded
- * from the cache instead of being compiled again. */
+ * compiled before with the same spec text, sizes, target, chip, emulate-gpu,
+ * force-order, CPU (name and features), LLVM and build of this library is
+ * loaded from the cache instead of being compiled again (threads is not part
+ * of the key: it is applied per call). Cache entries are written whole
+ * (temporary file, then rename), so processes may share a cache. */
 AttnKernel *attnCompile(const char *specText, const char *specPath,
                         const AttnOptions *options, char **error);
 /* The same for the spec file at PATH. */
@@ -78,7 +82,8 @@ int attnKernelFromCache(const AttnKernel *kernel);
 
 /*--- What a kernel takes --------------------------------------------------*/
 
-/* The spec's name. Owned by the kernel. */
+/* The spec's name. Owned by the kernel. Out-of-range indices below return
+ * "" (names) or 0 (ranks and dims). */
 const char *attnKernelName(const AttnKernel *kernel);
 /* Inputs in declaration order (the spec's `input` lines). */
 size_t attnKernelNumInputs(const AttnKernel *kernel);

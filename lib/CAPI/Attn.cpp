@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -59,6 +60,30 @@ static void setError(char **error, const std::string &message) {
   *error = static_cast<char *>(std::malloc(message.size() + 1));
   if (*error)
     std::memcpy(*error, message.c_str(), message.size() + 1);
+}
+
+/// The text of the spec file \p path, or nothing with *error set.
+static std::optional<std::string> readSpecFile(const char *path,
+                                               char **error) {
+  if (!path)
+    return setError(error, "attn: error: NULL spec path"), std::nullopt;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError())
+    return setError(error, std::string("attn: error: cannot read '") + path +
+                               "': " + ec.message()),
+           std::nullopt;
+  return (*buffer)->getBuffer().str();
+}
+
+/// Makes the GPU runtime's mgpu* functions, which GPU host code calls,
+/// visible to the kernel's JIT linker, which resolves symbols in the
+/// process's global scope: a program that loaded this library with
+/// RTLD_LOCAL (Python's ctypes does) would leave them hidden.
+static void exposeGpuRuntime() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&attn_gpu_init), &info) &&
+      info.dli_fname)
+    (void)llvm::sys::DynamicLibrary::LoadLibraryPermanently(info.dli_fname);
 }
 
 /// The user's cache folder for compiled kernels.
@@ -163,6 +188,11 @@ int attnOptionsSetSize(AttnOptions *options, const char *name, int64_t value,
                        char **error) {
   if (!options || !name || !*name)
     return setError(error, "attnOptionsSetSize: NULL or empty name"), 1;
+  if (value < 1)
+    return setError(error, "size '" + std::string(name) +
+                               "' must be positive, got " +
+                               std::to_string(value)),
+           1;
   options->sizes[name] = value;
   return 0;
 }
@@ -253,6 +283,12 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
   defaults.compiler.toolName = "attn";
   defaults.cacheDir = defaultCacheDir();
   const AttnOptions &opts = options ? *options : defaults;
+  if (opts.compiler.emulateGpu && opts.compiler.target != Target::NVPTX)
+    return setError(error, "attn: error: option 'emulate-gpu' needs target "
+                           "nvptx"),
+           nullptr;
+  if (opts.compiler.target == Target::NVPTX && !opts.compiler.emulateGpu)
+    exposeGpuRuntime();
 
   auto kernel = std::make_unique<AttnKernel>();
   kernel->stream = std::make_unique<llvm::raw_string_ostream>(kernel->diagnostics);
@@ -301,15 +337,8 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
 
 AttnKernel *attnCompileFile(const char *path, const AttnOptions *options,
                             char **error) {
-  if (!path)
-    return setError(error, "attnCompileFile: NULL path"), nullptr;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code ec = buffer.getError())
-    return setError(error, std::string("attn: error: cannot read '") + path +
-                               "': " + ec.message()),
-           nullptr;
-  return attnCompile((*buffer)->getBuffer().str().c_str(), path, options,
-                     error);
+  std::optional<std::string> text = readSpecFile(path, error);
+  return text ? attnCompile(text->c_str(), path, options, error) : nullptr;
 }
 
 void attnKernelDestroy(AttnKernel *kernel) { delete kernel; }
@@ -574,15 +603,8 @@ char *attnReport(const char *specText, const char *specPath,
 
 char *attnReportFile(const char *path, const AttnOptions *options,
                      char **error) {
-  if (!path)
-    return setError(error, "attnReportFile: NULL path"), nullptr;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code ec = buffer.getError())
-    return setError(error, std::string("attn: error: cannot read '") + path +
-                               "': " + ec.message()),
-           nullptr;
-  return attnReport((*buffer)->getBuffer().str().c_str(), path, options,
-                    error);
+  std::optional<std::string> text = readSpecFile(path, error);
+  return text ? attnReport(text->c_str(), path, options, error) : nullptr;
 }
 
 void attnFreeString(char *string) { std::free(string); }

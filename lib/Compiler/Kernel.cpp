@@ -75,6 +75,9 @@ std::unique_ptr<Kernel> Kernel::load(const std::string &object, EntryAbi abi,
   if (!jit)
     return fail(jit.takeError());
   kernel->jit = std::move(*jit);
+  // Link errors come back through lookup(); keep them off stderr.
+  kernel->jit->getExecutionSession().setErrorReporter(
+      [](llvm::Error err) { llvm::consumeError(std::move(err)); });
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       kernel->jit->getDataLayout().getGlobalPrefix());
   if (!process)
