@@ -464,6 +464,12 @@ static int checkCall(const AttnKernel *kernel, void *const *arrays,
   return ATTN_STATUS_OK;
 }
 
+/// Whether the kernel's arrays are device pointers.
+static bool runsOnDevice(const AttnKernel *kernel) {
+  const CompilerOptions &options = kernel->compiler->getOptions();
+  return options.target == Target::NVPTX && !options.emulateGpu;
+}
+
 static int callKernel(AttnKernel *kernel, void *const *arrays,
                       const int64_t *sizes, char **error) {
   int status = kernel->kernel->call(arrays, sizes);
@@ -477,8 +483,7 @@ int attnKernelRun(AttnKernel *kernel, void *const *arrays,
                   const int64_t *sizes, char **error) {
   if (int status = checkCall(kernel, arrays, sizes, error))
     return status;
-  const CompilerOptions &options = kernel->compiler->getOptions();
-  if (options.target != Target::NVPTX || options.emulateGpu)
+  if (!runsOnDevice(kernel))
     return callKernel(kernel, arrays, sizes, error);
 
   const EntryAbi &abi = abiOf(kernel);
@@ -509,8 +514,7 @@ int attnKernelRunDevice(AttnKernel *kernel, void *const *arrays,
                         const int64_t *sizes, char **error) {
   if (int status = checkCall(kernel, arrays, sizes, error))
     return status;
-  const CompilerOptions &options = kernel->compiler->getOptions();
-  if (options.target != Target::NVPTX || options.emulateGpu)
+  if (!runsOnDevice(kernel))
     return setError(error, "attn: error: attnKernelRunDevice needs a kernel "
                            "for target nvptx without emulate-gpu"),
            ATTN_STATUS_ERROR;

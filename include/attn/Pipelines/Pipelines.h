@@ -16,6 +16,14 @@ namespace attn {
 /// What attn-lower-to-nvvm embeds in the host code.
 enum class BinaryFormat { Isa, Bin, Fatbin };
 
+/// The values of the pipelines' `force` option.
+inline llvm::cl::ValuesClass forceOrderValues() {
+  return llvm::cl::values(
+      clEnumValN(Order::Auto, "auto", "the cost model's choice"),
+      clEnumValN(Order::QkFirst, "qk_first", "(phi(Q) phi(K)^T) V"),
+      clEnumValN(Order::KvFirst, "kv_first", "phi(Q) (phi(K)^T V)"));
+}
+
 struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
   PassOptions::Option<std::string> target{
       *this, "target",
@@ -24,11 +32,7 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
       llvm::cl::init("cpu")};
   PassOptions::Option<Order> force{
       *this, "force", llvm::cl::desc("Force every auto order"),
-      llvm::cl::init(Order::Auto),
-      llvm::cl::values(
-          clEnumValN(Order::Auto, "auto", "the cost model's choice"),
-          clEnumValN(Order::QkFirst, "qk_first", "(phi(Q) phi(K)^T) V"),
-          clEnumValN(Order::KvFirst, "kv_first", "phi(Q) (phi(K)^T V)"))};
+      llvm::cl::init(Order::Auto), forceOrderValues()};
   PassOptions::Option<int64_t> tileSize{
       *this, "tile-size", llvm::cl::desc("Query/key tile of qk-first"),
       llvm::cl::init(64)};
@@ -75,11 +79,7 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::init("nvptx")};
   PassOptions::Option<Order> force{
       *this, "force", llvm::cl::desc("Force every auto order"),
-      llvm::cl::init(Order::Auto),
-      llvm::cl::values(
-          clEnumValN(Order::Auto, "auto", "the cost model's choice"),
-          clEnumValN(Order::QkFirst, "qk_first", "(phi(Q) phi(K)^T) V"),
-          clEnumValN(Order::KvFirst, "kv_first", "phi(Q) (phi(K)^T V)"))};
+      llvm::cl::init(Order::Auto), forceOrderValues()};
   PassOptions::Option<int64_t> tileSize{
       *this, "tile-size",
       llvm::cl::desc("Query tile of qk-first: one thread block's rows"),
