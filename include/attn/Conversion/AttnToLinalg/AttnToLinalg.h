@@ -9,8 +9,11 @@ namespace mlir {
 namespace attn {
 
 /// Rewrites attn.term and attn.combine into linalg/scf/tensor IR on tensors
-/// (see AttnToLinalg.cpp for the shape of the result). \p tileSize is the
-/// query and key tile of qk-first and the default chunk of kv-first.
+/// (see lib/Conversion/AttnToLinalg/AttnToLinalg.cpp for the shape of the
+/// result; one file per strategy beside it). \p tileSize is the query and
+/// key tile of qk-first (a term with `order qk_first` and a `chunk` uses the
+/// chunk), the tile of unmasked kv-first and the default chunk of masked
+/// kv-first.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
                                   int64_t tileSize = 64);
 

@@ -1,0 +1,193 @@
+//===- KvFirstChunked.cpp - Chunked kv-first lowering of masked terms -----===//
+//
+// With a causal or block mask the state depends on the query, so it is
+// carried along the sequence: per (batch, head) an scf.for over chunks c of
+// C rows (queries and keys alike) carries the state of the keys before the
+// chunk,
+//
+//   num_c = phi(Q_c) S_{c-1} + (mask(phi(Q_c) phi(K_c)^T)) V_c
+//   den_c = phi(Q_c) z_{c-1} + rowSum(mask(phi(Q_c) phi(K_c)^T))
+//   O_c   = num_c / den_c
+//   S_c   = S_{c-1} + phi(K_c)^T V_c,   z_c = z_{c-1} + sum_{j in c} phi(k_j)
+//
+// so the extra memory is one W x E state and the quadratic part is C x C.
+// Which parts exist depends on the mask (planChunks): causal has both;
+// block_causal restarts the state at every block; prior_blocks has only the
+// carried state (a chunk sees the blocks before its own); block has only the
+// intra-chunk part (the chunk is the block).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::to_linalg;
+
+ChunkPlan to_linalg::planChunks(MaskKind mask, int64_t block,
+                                std::optional<int64_t> termChunk,
+                                int64_t defaultChunk) {
+  ChunkPlan plan{/*chunk=*/defaultChunk, /*intraCausal=*/false,
+                 /*intraFull=*/false, /*carry=*/true, /*resetEvery=*/0};
+  switch (mask) {
+  case MaskKind::Causal:
+    plan.chunk = termChunk.value_or(defaultChunk);
+    plan.intraCausal = true;
+    break;
+  case MaskKind::BlockCausal:
+    plan.chunk = termChunk.value_or(defaultChunk);
+    // The state must restart on a chunk boundary: a chunk that does not
+    // divide the block becomes the block.
+    if (block % plan.chunk != 0)
+      plan.chunk = block;
+    plan.intraCausal = true;
+    plan.resetEvery = block / plan.chunk;
+    break;
+  case MaskKind::PriorBlocks:
+    // A query sees exactly the blocks before its own: with the block as the
+    // chunk, that is the carried state and nothing inside the chunk.
+    plan.chunk = block;
+    break;
+  case MaskKind::Block:
+    // A query sees its own block only: no state to carry.
+    plan.chunk = block;
+    plan.intraFull = true;
+    plan.carry = false;
+    break;
+  case MaskKind::None:
+    break;
+  }
+  return plan;
+}
+
+/// block_causal: the state restarts where the next block does. Multiplies
+/// \p target by 0 after the last chunk of a block and by 1 elsewhere.
+static Value restartAtBlocks(LinalgBuilder &inner, Value keep, Value target,
+                             unsigned rank) {
+  SmallVector<unsigned> all =
+      rank == 1 ? SmallVector<unsigned>{0} : SmallVector<unsigned>{0, 1};
+  SmallVector<IteratorType> iters(rank, kPar);
+  return inner.generic(
+      target, {}, {inner.map(rank, all)}, iters,
+      [&](OpBuilder &gb, Location gl, ValueRange args) {
+        return arith::MulFOp::create(gb, gl, args[0], keep).getResult();
+      });
+}
+
+Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
+                                     const ChunkPlan &plan) {
+  const int64_t chunk = plan.chunk;
+  Value batch = term.batch, heads = term.heads, width = term.width,
+        valueDim = term.valueDim;
+  ImplicitLocOpBuilder &ob = b.b;
+  // Queries and keys are padded to the same whole number of chunks, so that
+  // chunk c holds queries and keys [cC, (c + 1)C).
+  Value longest = b.maxIdx(term.queries, term.keys);
+  Value chunks = b.ceilDiv(longest, chunk);
+  Value padded = b.mul(chunks, b.index(chunk));
+  Value paddedQ = b.padRows(term.featureQ, padded);
+  Value paddedKT = b.transposeRows(b.padRows(term.featureK, padded));
+  Value paddedV = b.padRows(term.values, padded);
+
+  Value out = b.empty({batch, heads, padded, valueDim});
+  auto forall =
+      scf::ForallOp::create(ob,
+                            ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
+                                                   LinalgBuilder::ofr(heads)},
+                            ValueRange{out}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(ob);
+    ob.setInsertionPoint(forall.getTerminator());
+    Value bi = forall.getInductionVars()[0];
+    Value hi = forall.getInductionVars()[1];
+    // S_0 = 0, z_0 = 0
+    Value state = b.filled({width, valueDim}, 0.0);
+    Value norm = b.filled({width}, 0.0);
+    Value headOut = b.empty({padded, valueDim});
+    auto loop = scf::ForOp::create(
+        ob, b.index(0), chunks, b.index(1), ValueRange{state, norm, headOut},
+        [&](OpBuilder &nb, Location loc, Value ci, ValueRange iter) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          LinalgBuilder inner(ib);
+          Value row0 = inner.mul(ci, inner.index(chunk));
+          Value cc = inner.index(chunk);
+          Value qTile = inner.tile2d(paddedQ, bi, hi, row0, chunk, width);
+          Value kTile =
+              inner.tile2dColumns(paddedKT, bi, hi, row0, width, chunk);
+          Value vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
+          Value prevState = iter[0], prevNorm = iter[1];
+          Value num, den;
+          if (plan.carry) {
+            // num = phi(Q_c) S_{c-1}, den = phi(Q_c) z_{c-1}
+            num = inner.matmulNN(qTile, prevState,
+                                 inner.filled({cc, valueDim}, 0.0));
+            den = inner.matvec(qTile, prevNorm, inner.filled({cc}, 0.0));
+          } else {
+            num = inner.filled({cc, valueDim}, 0.0);
+            den = inner.filled({cc}, 0.0);
+          }
+          if (plan.intraCausal || plan.intraFull) {
+            // A = phi(Q_c) phi(K_c)^T, lower triangle kept when causal
+            // (row and column offsets within the chunk agree).
+            Value scores =
+                inner.matmulNN(qTile, kTile, inner.filled({cc, cc}, 0.0));
+            if (plan.intraCausal)
+              scores = inner.generic(
+                  scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
+                  [](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+                    Value r = linalg::IndexOp::create(gb, gl, 0);
+                    Value col = linalg::IndexOp::create(gb, gl, 1);
+                    Value visible = arith::CmpIOp::create(
+                        gb, gl, arith::CmpIPredicate::ule, col, r);
+                    Value zero = arith::ConstantOp::create(
+                        gb, gl, gb.getF32FloatAttr(0.0));
+                    return arith::SelectOp::create(gb, gl, visible, args[0],
+                                                   zero);
+                  });
+            // den += rowSum(A), num += A V_c
+            den = inner.rowReduce(scores, den, false);
+            num = inner.matmulNN(scores, vTile, num);
+          }
+          // O_c = num / den
+          Value result = normalizeRows(inner, term, num, den, row0, chunk);
+          SmallVector<OpFoldResult> offsets = {row0, ib.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {ib.getIndexAttr(chunk),
+                                             LinalgBuilder::ofr(valueDim)};
+          SmallVector<OpFoldResult> strides(2, ib.getIndexAttr(1));
+          Value newOut = tensor::InsertSliceOp::create(ib, result, iter[2],
+                                                       offsets, sizes, strides);
+          Value newState = prevState, newNorm = prevNorm;
+          if (plan.carry) {
+            // S_c = S_{c-1} + phi(K_c)^T V_c, z_c = z_{c-1} +
+            // rowSum(phi(K_c)^T)
+            newState = inner.matmulNN(kTile, vTile, prevState);
+            newNorm = inner.rowReduce(kTile, prevNorm, false);
+          }
+          if (plan.resetEvery > 0) {
+            // keep = (c + 1) % resetEvery == 0 ? 0 : 1
+            Value next = arith::AddIOp::create(ib, ci, inner.index(1));
+            Value rem =
+                arith::RemUIOp::create(ib, next, inner.index(plan.resetEvery));
+            Value restart = arith::CmpIOp::create(ib, arith::CmpIPredicate::eq,
+                                                  rem, inner.index(0));
+            Value keep = arith::SelectOp::create(ib, restart, inner.f32(0.0),
+                                                 inner.f32(1.0));
+            newState = restartAtBlocks(inner, keep, newState, 2);
+            newNorm = restartAtBlocks(inner, keep, newNorm, 1);
+          }
+          scf::YieldOp::create(ib, ValueRange{newState, newNorm, newOut});
+        });
+    ob.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        ob, loop.getResult(2), forall.getRegionIterArgs()[0],
+        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
+        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(padded),
+         LinalgBuilder::ofr(valueDim)},
+        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+  }
+  return sliceToQueries(b, term, forall.getResult(0));
+}

@@ -1,0 +1,306 @@
+//===- LinalgBuilders.cpp - Builders shared by the linalg strategies ------===//
+//
+// The pieces every strategy of convert-attn-to-linalg is made of: index
+// arithmetic, slices of [B, H, L, X] tensors, padding to whole tiles, the
+// linalg.generic forms of matmul, matvec and row reductions, the normaliser
+// and the forall over query tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::to_linalg;
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+Value LinalgBuilder::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Value LinalgBuilder::f32(double v) {
+  return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+}
+
+Value LinalgBuilder::dim(Value tensor, int64_t d) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(d))
+    return index(type.getDimSize(d));
+  return tensor::DimOp::create(b, tensor, d);
+}
+
+Value LinalgBuilder::ceilDiv(Value a, int64_t c) {
+  return arith::CeilDivUIOp::create(b, a, index(c));
+}
+
+Value LinalgBuilder::mul(Value a, Value c) {
+  return arith::MulIOp::create(b, a, c);
+}
+
+Value LinalgBuilder::add(Value a, Value c) {
+  return arith::AddIOp::create(b, a, c);
+}
+
+Value LinalgBuilder::sub(Value a, Value c) {
+  return arith::SubIOp::create(b, a, c);
+}
+
+Value LinalgBuilder::minIdx(Value a, Value c) {
+  return arith::MinUIOp::create(b, a, c);
+}
+
+Value LinalgBuilder::maxIdx(Value a, Value c) {
+  return arith::MaxUIOp::create(b, a, c);
+}
+
+Value LinalgBuilder::indexToF32(OpBuilder &ob, Location loc, Value v) {
+  Value i64 = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), v);
+  return arith::SIToFPOp::create(ob, loc, ob.getF32Type(), i64);
+}
+
+OpFoldResult LinalgBuilder::ofr(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return IntegerAttr::get(IndexType::get(v.getContext()), *c);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+Value LinalgBuilder::empty(ArrayRef<Value> sizes) {
+  SmallVector<OpFoldResult> mixed;
+  for (Value size : sizes) {
+    if (std::optional<int64_t> c = getConstantIntValue(size))
+      mixed.push_back(b.getIndexAttr(*c));
+    else
+      mixed.push_back(size);
+  }
+  return tensor::EmptyOp::create(b, mixed, b.getF32Type());
+}
+
+Value LinalgBuilder::filled(ArrayRef<Value> sizes, double value) {
+  return linalg::FillOp::create(b, ValueRange{f32(value)},
+                                ValueRange{empty(sizes)})
+      .getResult(0);
+}
+
+Value LinalgBuilder::tile2d(Value tensor, Value bi, Value hi, Value row0,
+                            int64_t rows, Value cols) {
+  return tile2d(tensor, bi, hi, row0, index(rows), cols);
+}
+
+Value LinalgBuilder::tile2d(Value tensor, Value bi, Value hi, Value row0,
+                            Value rows, Value cols) {
+  auto type = RankedTensorType::get(
+      {getConstantIntValue(rows).value_or(ShapedType::kDynamic),
+       getConstantIntValue(cols).value_or(ShapedType::kDynamic)},
+      b.getF32Type());
+  SmallVector<OpFoldResult> offsets = {bi, hi, row0, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     ofr(rows), ofr(cols)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
+                                        strides);
+}
+
+Value LinalgBuilder::tile2dColumns(Value tensor, Value bi, Value hi, Value col0,
+                                   Value rows, int64_t cols) {
+  auto type = RankedTensorType::get(
+      {getConstantIntValue(rows).value_or(ShapedType::kDynamic), cols},
+      b.getF32Type());
+  SmallVector<OpFoldResult> offsets = {bi, hi, b.getIndexAttr(0), col0};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     ofr(rows), b.getIndexAttr(cols)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
+                                        strides);
+}
+
+Value LinalgBuilder::tile1d(Value tensor, Value bi, Value hi, Value cols) {
+  auto type = RankedTensorType::get(
+      {getConstantIntValue(cols).value_or(ShapedType::kDynamic)},
+      b.getF32Type());
+  SmallVector<OpFoldResult> offsets = {bi, hi, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     ofr(cols)};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
+                                        strides);
+}
+
+Value LinalgBuilder::transposeRows(Value tensor) {
+  Value init =
+      empty({dim(tensor, 0), dim(tensor, 1), dim(tensor, 3), dim(tensor, 2)});
+  return linalg::TransposeOp::create(b, tensor, init,
+                                     ArrayRef<int64_t>{0, 1, 3, 2})
+      .getResult()[0];
+}
+
+Value LinalgBuilder::padRows(Value tensor, Value length) {
+  Value rows = dim(tensor, 2);
+  Value extra = sub(length, rows);
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[2] = getConstantIntValue(length).value_or(ShapedType::kDynamic);
+  SmallVector<OpFoldResult> low(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high(4, b.getIndexAttr(0));
+  high[2] = ofr(extra);
+  return tensor::PadOp::create(b, RankedTensorType::get(shape, b.getF32Type()),
+                               tensor, low, high, f32(0.0), /*nofold=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// linalg.generic
+//===----------------------------------------------------------------------===//
+
+// Matmuls are emitted as linalg.generic, not named ops: attn-tile-and-vectorize
+// collects linalg.generic ops only, tiles the matmul-shaped ones and
+// specializes each tile to a named op itself.
+Value LinalgBuilder::generic(Value init, ValueRange inputs,
+                             ArrayRef<AffineMap> maps,
+                             ArrayRef<IteratorType> iterators, Body body) {
+  auto op = linalg::GenericOp::create(
+      b, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        linalg::YieldOp::create(ob, loc, body(ob, loc, args));
+      });
+  return op.getResult(0);
+}
+
+AffineMap LinalgBuilder::map(unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(numDims, 0, exprs, b.getContext());
+}
+
+Value LinalgBuilder::mulAdd(OpBuilder &ob, Location loc, Value x, Value y,
+                            Value acc) {
+  Value product = arith::MulFOp::create(ob, loc, x, y);
+  return arith::AddFOp::create(ob, loc, acc, product);
+}
+
+Value LinalgBuilder::matmulNN(Value a, Value bm, Value init) {
+  return generic(
+      init, {a, bm}, {map(3, {0, 2}), map(3, {2, 1}), map(3, {0, 1})},
+      {kPar, kPar, kRed}, [](OpBuilder &ob, Location loc, ValueRange args) {
+        return mulAdd(ob, loc, args[0], args[1], args[2]);
+      });
+}
+
+Value LinalgBuilder::matvec(Value a, Value x, Value init) {
+  return generic(init, {a, x}, {map(2, {0, 1}), map(2, {1}), map(2, {0})},
+                 {kPar, kRed},
+                 [](OpBuilder &ob, Location loc, ValueRange args) {
+                   return mulAdd(ob, loc, args[0], args[1], args[2]);
+                 });
+}
+
+Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
+  return generic(
+      init, {a}, {map(2, {0, 1}), map(2, {0})}, {kPar, kRed},
+      [isMax](OpBuilder &ob, Location loc, ValueRange args) {
+        if (isMax)
+          return arith::MaximumFOp::create(ob, loc, args[0], args[1])
+              .getResult();
+        return arith::AddFOp::create(ob, loc, args[0], args[1]).getResult();
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Shared pieces of the strategies
+//===----------------------------------------------------------------------===//
+
+PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
+                                     int64_t queryTile, int64_t keyTile) {
+  PaddedOperands padded;
+  padded.queryTiles = b.ceilDiv(term.queries, queryTile);
+  padded.keyTiles = b.ceilDiv(term.keys, keyTile);
+  padded.queries =
+      b.padRows(term.featureQ, b.mul(padded.queryTiles, b.index(queryTile)));
+  // K is transposed once so that every tile product is a plain matmul with
+  // contiguous rows on both sides.
+  padded.keysT = b.transposeRows(
+      b.padRows(term.featureK, b.mul(padded.keyTiles, b.index(keyTile))));
+  padded.values =
+      b.padRows(term.values, b.mul(padded.keyTiles, b.index(keyTile)));
+  return padded;
+}
+
+Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
+                               Value num, Value sums, Value row0,
+                               int64_t rows) {
+  Value zero = b.f32(0.0);
+  Value epsValue = b.f32(term.eps);
+  Value init = b.empty({b.index(rows), term.valueDim});
+  return b.generic(
+      init, {num, sums}, {b.map(2, {0, 1}), b.map(2, {0}), b.map(2, {0, 1})},
+      {kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+        Value z;
+        if (term.normalizer == Normalizer::Rows) {
+          z = arith::AddFOp::create(ob, loc, args[1], epsValue);
+        } else if (term.normalizer == Normalizer::Length) {
+          Value r = linalg::IndexOp::create(ob, loc, 0);
+          Value i = arith::AddIOp::create(ob, loc, row0, r);
+          z = visibleKeys(ob, loc, term.mask, term.block, i, term.keys);
+        } else {
+          z = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(1.0));
+        }
+        // A row that sees no key (z = 0) is 0, not NaN.
+        Value isZero =
+            arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::OEQ, z, zero);
+        Value quotient = arith::DivFOp::create(ob, loc, args[0], z);
+        return arith::SelectOp::create(ob, loc, isZero, zero, quotient)
+            .getResult();
+      });
+}
+
+Value to_linalg::forallRowTiles(LinalgBuilder &b, const TermOperands &term,
+                                Value paddedRows, int64_t rows,
+                                ArrayRef<Value> upperBounds,
+                                function_ref<Value(ValueRange ivs)> body,
+                                function_ref<Value(ValueRange ivs)> rowOf) {
+  ImplicitLocOpBuilder &ib = b.b;
+  Value out = b.empty({term.batch, term.heads, paddedRows, term.valueDim});
+  SmallVector<OpFoldResult> ubs;
+  for (Value ub : upperBounds)
+    ubs.push_back(LinalgBuilder::ofr(ub));
+  auto forall = scf::ForallOp::create(ib, ubs, ValueRange{out}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(ib);
+    ib.setInsertionPoint(forall.getTerminator());
+    SmallVector<Value> ivs(forall.getInductionVars());
+    Value result = body(ivs);
+    Value row0 = rowOf(ivs);
+    ib.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], row0,
+                                         ib.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {ib.getIndexAttr(1), ib.getIndexAttr(1),
+                                       ib.getIndexAttr(rows),
+                                       LinalgBuilder::ofr(term.valueDim)};
+    SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(
+        ib, result, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+  }
+  return sliceToQueries(b, term, forall.getResult(0));
+}
+
+Value to_linalg::sliceToQueries(LinalgBuilder &b, const TermOperands &term,
+                                Value padded) {
+  ImplicitLocOpBuilder &ib = b.b;
+  SmallVector<OpFoldResult> offsets(4, ib.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {
+      LinalgBuilder::ofr(term.batch), LinalgBuilder::ofr(term.heads),
+      LinalgBuilder::ofr(term.queries), LinalgBuilder::ofr(term.valueDim)};
+  SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(ib, term.resultType, padded, offsets,
+                                        sizes, strides);
+}

@@ -1,0 +1,124 @@
+//===- Masks.cpp - The attn masks as predicates and visible ranges --------===//
+//
+// A mask is read three ways by the lowering: as the predicate `query i may
+// see key j` (inside score tiles), as the number of keys query i sees (the
+// `length` normaliser) and as the range of key tiles a query tile can see
+// at all (the loop bounds of qk-first, so that invisible tiles cost nothing).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::to_linalg;
+
+Value to_linalg::maskAllows(OpBuilder &ob, Location loc, MaskKind kind,
+                            int64_t block, Value i, Value j) {
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(ob, loc, p, x, y).getResult();
+  };
+  auto blockOf = [&](Value x) {
+    Value c = arith::ConstantIndexOp::create(ob, loc, block);
+    return arith::DivUIOp::create(ob, loc, x, c).getResult();
+  };
+  switch (kind) {
+  case MaskKind::None:
+    return arith::ConstantIntOp::create(ob, loc, 1, 1);
+  case MaskKind::Causal:
+    // j <= i
+    return cmp(arith::CmpIPredicate::ule, j, i);
+  case MaskKind::Block:
+    // i / c == j / c
+    return cmp(arith::CmpIPredicate::eq, blockOf(i), blockOf(j));
+  case MaskKind::BlockCausal:
+    // i / c == j / c and j <= i
+    return arith::AndIOp::create(
+        ob, loc, cmp(arith::CmpIPredicate::eq, blockOf(i), blockOf(j)),
+        cmp(arith::CmpIPredicate::ule, j, i));
+  case MaskKind::PriorBlocks:
+    // j / c < i / c
+    return cmp(arith::CmpIPredicate::ult, blockOf(j), blockOf(i));
+  }
+  return {};
+}
+
+Value to_linalg::visibleKeys(OpBuilder &ob, Location loc, MaskKind kind,
+                             int64_t block, Value i, Value keys) {
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(ob, loc, v).getResult();
+  };
+  Value count;
+  Value one = c(1);
+  switch (kind) {
+  case MaskKind::None:
+    count = keys;
+    break;
+  case MaskKind::Causal:
+    count = arith::MinUIOp::create(
+        ob, loc, arith::AddIOp::create(ob, loc, i, one), keys);
+    break;
+  default: {
+    // The block masks see keys in [start, end) with start = (i / c) c.
+    Value blk = c(block);
+    Value start = arith::MulIOp::create(
+        ob, loc, arith::DivUIOp::create(ob, loc, i, blk), blk);
+    Value end;
+    if (kind == MaskKind::Block)
+      end = arith::MinUIOp::create(
+          ob, loc, arith::AddIOp::create(ob, loc, start, blk), keys);
+    else if (kind == MaskKind::BlockCausal)
+      end = arith::MinUIOp::create(
+          ob, loc, arith::AddIOp::create(ob, loc, i, one), keys);
+    if (kind == MaskKind::PriorBlocks) {
+      count = arith::MinUIOp::create(ob, loc, start, keys);
+    } else {
+      // max(0, end - start) without going below zero in unsigned index.
+      Value clampedStart = arith::MinUIOp::create(ob, loc, start, end);
+      count = arith::SubIOp::create(ob, loc, end, clampedStart);
+    }
+  }
+  }
+  Value i64 = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), count);
+  return arith::SIToFPOp::create(ob, loc, ob.getF32Type(), i64);
+}
+
+std::pair<Value, Value> to_linalg::visibleKeyTiles(LinalgBuilder &b,
+                                                   const TermOperands &term,
+                                                   int64_t queryTile,
+                                                   int64_t keyTile, Value row0,
+                                                   Value keyTiles) {
+  // The tile's last real query row bounds what causal masks can see; block
+  // masks see whole blocks, from the first row's block to the last row's.
+  Value lastRow = b.sub(b.minIdx(b.add(row0, b.index(queryTile)), term.queries),
+                        b.index(1));
+  Value blk = b.index(std::max<int64_t>(term.block, 1));
+  Value firstBlockStart = b.mul(arith::DivUIOp::create(b.b, row0, blk), blk);
+  Value lastBlockStart = b.mul(arith::DivUIOp::create(b.b, lastRow, blk), blk);
+  auto tileOf = [&](Value key) {
+    return arith::DivUIOp::create(b.b, key, b.index(keyTile)).getResult();
+  };
+  Value lo = b.index(0), hi = keyTiles;
+  switch (term.mask) {
+  case MaskKind::None:
+    break;
+  case MaskKind::Causal:
+    hi = b.minIdx(keyTiles, b.add(tileOf(lastRow), b.index(1)));
+    break;
+  case MaskKind::Block:
+    lo = tileOf(firstBlockStart);
+    hi = b.minIdx(keyTiles, b.ceilDiv(b.add(lastBlockStart, blk), keyTile));
+    break;
+  case MaskKind::BlockCausal:
+    lo = tileOf(firstBlockStart);
+    hi = b.minIdx(keyTiles, b.add(tileOf(lastRow), b.index(1)));
+    break;
+  case MaskKind::PriorBlocks:
+    hi = b.minIdx(keyTiles, b.ceilDiv(lastBlockStart, keyTile));
+    break;
+  }
+  // An empty range (prior_blocks' first block) must not run backwards.
+  return {b.minIdx(lo, hi), hi};
+}

@@ -1,0 +1,176 @@
+//===- QkFirst.cpp - Flash-style qk-first lowering (online softmax) -------===//
+//
+// O_i = sum_j w(i, j) v_j / z_i, computed per query tile without the N x M
+// score matrix: one scf.forall iteration per (batch, head, query tile) loops
+// over the key tiles the mask leaves visible, carrying per row the running
+// maximum m (softmax only), the running sum z and the accumulator acc:
+//
+//   S      = Q_t K_t^T                       (queryTile x keyTile scores)
+//   W      = mask(S)   (-inf for softmax, 0 otherwise, also for padded keys)
+//   newMax = max(m, rowMax(W))
+//   P      = exp(W - newMax),  c = exp(m - newMax)
+//   z      = c z + rowSum(P),  acc = c acc + P V_t
+//
+// (relu2 and the kernel terms take W directly: z += rowSum(W),
+// acc += W V_t.) The tile then is acc / z.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::to_linalg;
+
+/// The weights of one score tile: the mask (and the padding, keys j >= M)
+/// applied, relu2's square taken. Softmax keeps the scores, with -inf where
+/// a pair is not visible.
+static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
+                        Value scores, Value row0, Value col0) {
+  Score score = term.score;
+  return inner.generic(
+      scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+        Value r = linalg::IndexOp::create(gb, gl, 0);
+        Value c = linalg::IndexOp::create(gb, gl, 1);
+        Value i = arith::AddIOp::create(gb, gl, row0, r);
+        Value j = arith::AddIOp::create(gb, gl, col0, c);
+        Value inRange = arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult,
+                                              j, term.keys);
+        Value visible = arith::AndIOp::create(
+            gb, gl, inRange, maskAllows(gb, gl, term.mask, term.block, i, j));
+        Value s = args[0];
+        Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+        if (score == Score::Softmax) {
+          Value minusInf =
+              arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(-INFINITY));
+          return arith::SelectOp::create(gb, gl, visible, s, minusInf);
+        }
+        Value w = s;
+        if (score == Score::Relu2) {
+          Value r0 = arith::MaximumFOp::create(gb, gl, s, zero);
+          w = arith::MulFOp::create(gb, gl, r0, r0);
+        }
+        return arith::SelectOp::create(gb, gl, visible, w, zero);
+      });
+}
+
+/// One online-softmax step on the weights \p weights of a key tile, with
+/// \p tt the number of query rows; yields
+/// (newMax, z, acc). A row with no visible key so far keeps -inf, and its
+/// weights and correction are 0 rather than NaN. Every update writes into
+/// its loop-carried tensor so that bufferization reuses the buffers across
+/// iterations.
+static void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
+                              Value vTile, Value negInf, ValueRange iter) {
+  ImplicitLocOpBuilder &ib = inner.b;
+  Value tileMax = inner.rowReduce(weights, inner.filled({tt}, -INFINITY), true);
+  // c = exp(oldMax - max(oldMax, tileMax)), 0 while oldMax = -inf
+  Value correction = inner.generic(
+      inner.empty({tt}), {iter[0], tileMax},
+      {inner.map(1, {0}), inner.map(1, {0}), inner.map(1, {0})}, {kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange args) {
+        Value newMax = arith::MaximumFOp::create(gb, gl, args[0], args[1]);
+        Value noneYet = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OEQ,
+                                              args[0], negInf);
+        Value shifted = arith::SubFOp::create(gb, gl, args[0], newMax);
+        Value e = math::ExpOp::create(gb, gl, shifted);
+        Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+        return arith::SelectOp::create(gb, gl, noneYet, zero, e).getResult();
+      });
+  // newMax = max(oldMax, tileMax), in place of the old maximum
+  Value newMax = inner.generic(
+      iter[0], {tileMax}, {inner.map(1, {0}), inner.map(1, {0})}, {kPar},
+      [](OpBuilder &gb, Location gl, ValueRange args) {
+        return arith::MaximumFOp::create(gb, gl, args[0], args[1]).getResult();
+      });
+  // P = exp(W - newMax), 0 where newMax = -inf
+  Value probs = inner.generic(
+      weights, {newMax}, {inner.map(2, {0}), inner.map(2, {0, 1})},
+      {kPar, kPar}, [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+        Value noneYet = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OEQ,
+                                              args[0], negInf);
+        Value shifted = arith::SubFOp::create(gb, gl, args[1], args[0]);
+        Value e = math::ExpOp::create(gb, gl, shifted);
+        Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+        return arith::SelectOp::create(gb, gl, noneYet, zero, e);
+      });
+  // target[r, ...] *= c[r]
+  auto scaleRows = [&](Value target, unsigned rank) {
+    SmallVector<unsigned> all =
+        rank == 1 ? SmallVector<unsigned>{0} : SmallVector<unsigned>{0, 1};
+    SmallVector<IteratorType> iters(rank, kPar);
+    return inner.generic(
+        target, {correction}, {inner.map(rank, {0}), inner.map(rank, all)},
+        iters, [](OpBuilder &gb, Location gl, ValueRange args) {
+          return arith::MulFOp::create(gb, gl, args[1], args[0]).getResult();
+        });
+  };
+  // z = c z + rowSum(P); acc = c acc + P V
+  Value newSums = inner.rowReduce(probs, scaleRows(iter[1], 1), false);
+  Value newAcc = inner.matmulNN(probs, vTile, scaleRows(iter[2], 2));
+  scf::YieldOp::create(ib, ValueRange{newMax, newSums, newAcc});
+}
+
+Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
+                              const QkFirstTiles &tiles) {
+  const int64_t queryTile = tiles.queryTile, keyTile = tiles.keyTile;
+  PaddedOperands padded = padToTiles(b, term, queryTile, keyTile);
+  Value queryTiles = padded.queryTiles, keyTiles = padded.keyTiles;
+  Value paddedQ = padded.queries, paddedKT = padded.keysT,
+        paddedV = padded.values;
+  bool isSoftmax = term.score == Score::Softmax;
+  Value negInf = b.f32(-INFINITY);
+
+  auto rowOf = [&](ValueRange ivs) {
+    return b.mul(ivs[2], b.index(queryTile));
+  };
+  auto body = [&](ValueRange ivs) -> Value {
+    Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
+    Value qTile = b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width);
+    Value t = b.index(queryTile);
+    // m = -inf, z = 0, acc = 0
+    Value runningMax = b.filled({t}, -INFINITY);
+    Value sums = b.filled({t}, 0.0);
+    Value acc = b.filled({t, term.valueDim}, 0.0);
+    auto [lo, hiTile] =
+        visibleKeyTiles(b, term, queryTile, keyTile, row0, keyTiles);
+    auto loop = scf::ForOp::create(
+        b.b, lo, hiTile, b.index(1), ValueRange{runningMax, sums, acc},
+        [&](OpBuilder &ob, Location loc, Value kt, ValueRange iter) {
+          ImplicitLocOpBuilder ib(loc, ob);
+          LinalgBuilder inner(ib);
+          Value col0 = inner.mul(kt, inner.index(keyTile));
+          Value kTile =
+              inner.tile2dColumns(paddedKT, bi, hi, col0, term.width, keyTile);
+          Value vTile =
+              inner.tile2d(paddedV, bi, hi, col0, keyTile, term.valueDim);
+          // Square tiles (all the pass builds today) share one constant.
+          Value tq = inner.index(queryTile);
+          Value tk = keyTile == queryTile ? tq : inner.index(keyTile);
+          // S = Q_t K_t^T
+          Value scores =
+              inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
+          Value weights = maskScores(inner, term, scores, row0, col0);
+          if (!isSoftmax) {
+            // z += rowSum(W); acc += W V_t
+            Value newSums = inner.rowReduce(weights, iter[1], false);
+            Value newAcc = inner.matmulNN(weights, vTile, iter[2]);
+            scf::YieldOp::create(ib, ValueRange{iter[0], newSums, newAcc});
+            return;
+          }
+          onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter);
+        });
+    return normalizeRows(b, term, loop.getResult(2), loop.getResult(1), row0,
+                         queryTile);
+  };
+  return forallRowTiles(b, term, b.mul(queryTiles, b.index(queryTile)),
+                        queryTile, {term.batch, term.heads, queryTiles}, body,
+                        rowOf);
+}

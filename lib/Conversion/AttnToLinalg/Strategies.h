@@ -1,0 +1,231 @@
+//===- Strategies.h - Private interface of convert-attn-to-linalg -*- C++
+//-*-===//
+//
+// Shared between the files of lib/Conversion/AttnToLinalg and nowhere else:
+//
+//  - LinalgBuilder (LinalgBuilders.cpp): scalars, slices, padding and the
+//    linalg.generic shapes (matmul, matvec, row reductions) every strategy
+//    is made of;
+//  - TermOperands: what a strategy reads of one term once its feature rows
+//    exist (AttnToLinalg.cpp builds it, FeatureMaps.cpp the rows);
+//  - the masks (Masks.cpp) as scalar predicates and visible ranges;
+//  - one entry point per strategy, each taking an immutable tile
+//    configuration: qk-first (QkFirst.cpp), kv-first (KvFirst.cpp) and the
+//    chunked kv-first of causal and block masks (KvFirstChunked.cpp).
+//
+// The configurations are passed by value and never written: when one term
+// emits two strategies (a run-time crossover), each keeps its own tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOLINALG_STRATEGIES_H
+#define ATTN_LIB_CONVERSION_ATTNTOLINALG_STRATEGIES_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <utility>
+
+namespace mlir {
+namespace attn {
+namespace to_linalg {
+
+using utils::IteratorType;
+inline constexpr IteratorType kPar = IteratorType::parallel;
+inline constexpr IteratorType kRed = IteratorType::reduction;
+
+//===----------------------------------------------------------------------===//
+// Builders
+//===----------------------------------------------------------------------===//
+
+/// Small IR builders over one ImplicitLocOpBuilder. They create every op
+/// they are asked for (no folding or caching), so the IR is emitted in the
+/// order of the calls.
+class LinalgBuilder {
+public:
+  explicit LinalgBuilder(ImplicitLocOpBuilder &b) : b(b) {}
+
+  // Scalars.
+  Value index(int64_t v);
+  Value f32(double v);
+  /// Dimension \p d of \p tensor: a constant when static, else tensor.dim.
+  Value dim(Value tensor, int64_t d);
+  Value ceilDiv(Value a, int64_t c);
+  Value mul(Value a, Value c);
+  Value add(Value a, Value c);
+  Value sub(Value a, Value c);
+  Value minIdx(Value a, Value c);
+  Value maxIdx(Value a, Value c);
+  static Value indexToF32(OpBuilder &ob, Location loc, Value v);
+  static OpFoldResult ofr(Value v);
+
+  // Tensors.
+  /// tensor.empty with the sizes given as index values; constant ones
+  /// become static dimensions.
+  Value empty(ArrayRef<Value> sizes);
+  Value filled(ArrayRef<Value> sizes, double value);
+  /// The 2-D slice [rows, cols] of the 4-D \p tensor at (bi, hi, row0, 0).
+  Value tile2d(Value tensor, Value bi, Value hi, Value row0, int64_t rows,
+               Value cols);
+  Value tile2d(Value tensor, Value bi, Value hi, Value row0, Value rows,
+               Value cols);
+  /// The 2-D slice [rows, cols] of the 4-D \p tensor at (bi, hi, 0, col0).
+  Value tile2dColumns(Value tensor, Value bi, Value hi, Value col0, Value rows,
+                      int64_t cols);
+  /// The 1-D slice [cols] of the 3-D \p tensor at (bi, hi, 0).
+  Value tile1d(Value tensor, Value bi, Value hi, Value cols);
+  /// [B, H, L, X] -> [B, H, X, L]
+  Value transposeRows(Value tensor);
+  /// Pads the sequence dimension (2) of a 4-D tensor with zero rows up to
+  /// \p length.
+  Value padRows(Value tensor, Value length);
+
+  // linalg.generic.
+  using Body = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+  Value generic(Value init, ValueRange inputs, ArrayRef<AffineMap> maps,
+                ArrayRef<IteratorType> iterators, Body body);
+  AffineMap map(unsigned numDims, ArrayRef<unsigned> dims);
+  static Value mulAdd(OpBuilder &ob, Location loc, Value x, Value y, Value acc);
+  /// C[r, e] = init + sum_c A[r, c] B[c, e]
+  Value matmulNN(Value a, Value bm, Value init);
+  /// y[r] = init + sum_w A[r, w] x[w]
+  Value matvec(Value a, Value x, Value init);
+  /// y[r] = init (+ | max) over c of A[r, c]
+  Value rowReduce(Value a, Value init, bool isMax);
+
+  ImplicitLocOpBuilder &b;
+};
+
+//===----------------------------------------------------------------------===//
+// The term as the strategies see it
+//===----------------------------------------------------------------------===//
+
+/// One term after the Linformer projection and the feature maps: the
+/// operands every strategy tiles and the sizes and clauses they read. Built
+/// once per term and only read afterwards.
+struct TermOperands {
+  RankedTensorType resultType;
+  Score score = Score::Softmax;
+  /// phi(Q) [B, H, N, W], phi(K) [B, H, M, W] and V [B, H, M, E] (K and V
+  /// projected to M rows for Linformer).
+  Value featureQ, featureK, values;
+  Value batch, heads, queries, keys, valueDim;
+  /// W, the feature width (D, or the feature map's).
+  Value width;
+  /// The mask after projection (a projected term has none).
+  MaskKind mask = MaskKind::None;
+  int64_t block = 0;
+  Normalizer normalizer = Normalizer::Rows;
+  double eps = 0.0;
+};
+
+/// X'[b, h, r, d] = sum_j P[r, j] X[b, h, j, d] (Linformer's E K and F V).
+Value projectSequence(LinalgBuilder &b, Value projection, Value x);
+
+/// The feature rows (phi(Q), phi(K)) of \p op on the (projected) key \p k;
+/// softmax and relu2 get (Q s, K). \p queries and \p featureDim are N and D.
+std::pair<Value, Value> buildFeatureRows(LinalgBuilder &b, TermOp op, Value q,
+                                         Value k, Value queries,
+                                         Value featureDim);
+
+//===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+/// Emits `mask allows (i, j)` (i1) for index values i, j.
+Value maskAllows(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
+                 Value i, Value j);
+
+/// The number of keys j < keys that the mask lets query i see, as f32.
+Value visibleKeys(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
+                  Value i, Value keys);
+
+/// The first and one-past-last key tile (of \p keyTile keys) that the query
+/// rows [row0, row0 + queryTile) can see, out of \p keyTiles.
+std::pair<Value, Value> visibleKeyTiles(LinalgBuilder &b,
+                                        const TermOperands &term,
+                                        int64_t queryTile, int64_t keyTile,
+                                        Value row0, Value keyTiles);
+
+//===----------------------------------------------------------------------===//
+// Shared pieces of the strategies
+//===----------------------------------------------------------------------===//
+
+/// phi(Q), phi(K)^T and V padded with zero rows to whole tiles, so that every
+/// tile has a static number of rows.
+struct PaddedOperands {
+  Value queryTiles, keyTiles, queries, keysT, values;
+};
+PaddedOperands padToTiles(LinalgBuilder &b, const TermOperands &term,
+                          int64_t queryTile, int64_t keyTile);
+
+/// out[r, e] = num[r, e] / z_r over \p rows rows, 0 where z_r = 0; z_r is
+/// sums_r + eps (rows), the visible key count (length) or 1 (none). Row r is
+/// query row0 + r.
+Value normalizeRows(LinalgBuilder &b, const TermOperands &term, Value num,
+                    Value sums, Value row0, int64_t rows);
+
+/// scf.forall over \p upperBounds writing [B, H, rows, E] tiles into a fresh
+/// [B, H, paddedRows, E] tensor; \p body returns the [rows, E] tile of the
+/// iteration's (bi, hi, rowOf(ivs)) and the result is sliced back to N rows.
+Value forallRowTiles(LinalgBuilder &b, const TermOperands &term,
+                     Value paddedRows, int64_t rows,
+                     ArrayRef<Value> upperBounds,
+                     function_ref<Value(ValueRange ivs)> body,
+                     function_ref<Value(ValueRange ivs)> rowOf);
+
+/// The first N rows of a [B, H, padded, E] result, with the term's type.
+Value sliceToQueries(LinalgBuilder &b, const TermOperands &term, Value padded);
+
+//===----------------------------------------------------------------------===//
+// Strategies
+//===----------------------------------------------------------------------===//
+
+/// qk-first: one forall iteration per (batch, head, query tile) and a loop
+/// over the visible key tiles with an online normaliser.
+struct QkFirstTiles {
+  /// Query rows per forall iteration.
+  int64_t queryTile;
+  /// Keys per score tile (the score tiles are queryTile x keyTile).
+  int64_t keyTile;
+};
+Value lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
+                   const QkFirstTiles &tiles);
+
+/// kv-first without a mask: a state pass over key tiles, then a query pass
+/// over query tiles.
+struct KvFirstTiles {
+  int64_t queryTile;
+  int64_t keyTile;
+};
+Value lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
+                   const KvFirstTiles &tiles);
+
+/// kv-first with a causal or block mask: per (batch, head) a loop over chunks
+/// of `chunk` rows carrying the W x E state of the keys before the chunk.
+struct ChunkPlan {
+  int64_t chunk;
+  /// Inside a chunk: causal scores (causal, block_causal) or all of the
+  /// chunk's keys (block, whose chunk is the block).
+  bool intraCausal;
+  bool intraFull;
+  /// Whether the state of earlier chunks is carried (all but block).
+  bool carry;
+  /// In chunks; the state restarts every resetEvery chunks (block_causal),
+  /// 0 = never.
+  int64_t resetEvery;
+};
+/// The chunks of \p mask (not None): the term's `chunk` (else
+/// \p defaultChunk) for causal masks, the block for block masks.
+ChunkPlan planChunks(MaskKind mask, int64_t block,
+                     std::optional<int64_t> termChunk, int64_t defaultChunk);
+Value lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
+                          const ChunkPlan &plan);
+
+} // namespace to_linalg
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOLINALG_STRATEGIES_H
