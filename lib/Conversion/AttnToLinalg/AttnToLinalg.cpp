@@ -102,11 +102,6 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile) {
                               /*keyTile=*/defaultTile};
   plan.chunked =
       planChunks(mask, op.getMaskBlock(), op.getChunk(), defaultTile);
-  // FIXME: kept from the single-pattern lowering, which shared its tile
-  // between the branches of a crossover: there the qk-first branch takes the
-  // kv-first chunk of a masked term. Removed by the next commit.
-  if (plan.order == Order::Auto && mask != MaskKind::None)
-    plan.qkFirst = QkFirstTiles{plan.chunked.chunk, plan.chunked.chunk};
   return plan;
 }
 
