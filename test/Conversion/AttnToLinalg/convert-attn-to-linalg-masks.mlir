@@ -1,0 +1,172 @@
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=4 --canonicalize --cse | FileCheck %s
+
+// Masks (Masks.cpp), read three ways by qk-first: the range of key tiles a
+// query tile [row0, row0 + T) can see (the loop bounds, so invisible tiles
+// cost nothing), the predicate `query i sees key j` inside a score tile
+// (i = row0 + r, j = col0 + c, and j < M for the padding), and the number
+// of keys query i sees (the `length` normaliser, relu2's default).
+// N = M = 8, T = 4, block c = 4: two query tiles, two key tiles.
+
+!t = tensor<1x1x8x4xf32>
+
+// causal: j <= i.
+// CHECK-LABEL: func.func @causal(
+// CHECK:         scf.forall (%[[QT:.+]]) in (2)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// key tiles [0, min(keyTiles, lastRow / T + 1)), lastRow = min(row0 + T, N) - 1
+// CHECK:           %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
+// CHECK:           %[[ENDN:.+]] = arith.minui %[[END]], %c8 : index
+// CHECK:           %[[LAST:.+]] = arith.subi %[[ENDN]], %c1 : index
+// CHECK:           %[[LASTTILE:.+]] = arith.divui %[[LAST]], %c4 : index
+// CHECK:           %[[HI1:.+]] = arith.addi %[[LASTTILE]], %c1 : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[HI1]], %c2 : index
+// CHECK:           scf.for %[[KI:[a-z0-9]+]] = %c0 to %[[HI]] step %c1
+// CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
+// visible(i, j) = j < M and j <= i
+// CHECK:               %[[R:.+]] = linalg.index 0 : index
+// CHECK:               %[[C:.+]] = linalg.index 1 : index
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %[[R]] : index
+// CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
+// CHECK:               %[[CAUSAL:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[CAUSAL]] : i1
+// CHECK:               arith.select %[[VIS]]
+// length(i) = min(i + 1, M)
+// CHECK:             %[[R2:.+]] = linalg.index 0 : index
+// CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %[[R2]] : index
+// CHECK:             %[[I1:.+]] = arith.addi %[[I2]], %c1 : index
+// CHECK:             %[[COUNT:.+]] = arith.minui %[[I1]], %c8 : index
+// CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
+// CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
+// CHECK:             arith.divf %{{.*}}, %[[COUNTF]] : f32
+func.func @causal(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term relu2 (%q, %k, %v) mask causal : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x1x8x4xf32>
+
+// block(c): i / c == j / c.
+// CHECK-LABEL: func.func @block(
+// CHECK:         scf.forall (%[[QT:.+]]) in (2)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// key tiles [firstBlockStart / T, min(keyTiles, ceil((lastBlockStart + c) / T))),
+// blockStart(x) = (x / c) c
+// CHECK:           %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
+// CHECK:           %[[ENDN:.+]] = arith.minui %[[END]], %c8 : index
+// CHECK:           %[[LAST:.+]] = arith.subi %[[ENDN]], %c1 : index
+// CHECK:           %[[FB:.+]] = arith.divui %[[ROW0]], %c4 : index
+// CHECK:           %[[FIRST:.+]] = arith.muli %[[FB]], %c4 : index
+// CHECK:           %[[LB:.+]] = arith.divui %[[LAST]], %c4 : index
+// CHECK:           %[[LASTSTART:.+]] = arith.muli %[[LB]], %c4 : index
+// CHECK:           %[[LO:.+]] = arith.divui %[[FIRST]], %c4 : index
+// CHECK:           %[[LASTEND:.+]] = arith.addi %[[LASTSTART]], %c4 : index
+// CHECK:           %[[HI1:.+]] = arith.ceildivui %[[LASTEND]], %c4 : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[HI1]], %c2 : index
+// an empty range must not run backwards: from min(lo, hi)
+// CHECK:           %[[FROM:.+]] = arith.minui %[[LO]], %[[HI]] : index
+// CHECK:           scf.for %{{.*}} = %[[FROM]] to %[[HI]] step %c1
+// visible(i, j) = j < M and i / c == j / c
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:               %[[J:.+]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
+// CHECK:               %[[BI:.+]] = arith.divui %[[I]], %c4 : index
+// CHECK:               %[[BJ:.+]] = arith.divui %[[J]], %c4 : index
+// CHECK:               %[[SAME:.+]] = arith.cmpi eq, %[[BI]], %[[BJ]] : index
+// CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[SAME]] : i1
+// CHECK:               arith.select %[[VIS]]
+// length(i) = min(start + c, M) - min(start, min(start + c, M)), start = (i / c) c
+// CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
+// CHECK:             %[[START:.+]] = arith.muli %[[B2]], %c4 : index
+// CHECK:             %[[BEND:.+]] = arith.addi %[[START]], %c4 : index
+// CHECK:             %[[BENDM:.+]] = arith.minui %[[BEND]], %c8 : index
+// CHECK:             %[[CLAMPED:.+]] = arith.minui %[[START]], %[[BENDM]] : index
+// CHECK:             %[[COUNT:.+]] = arith.subi %[[BENDM]], %[[CLAMPED]] : index
+// CHECK:             arith.index_cast %[[COUNT]] : index to i64
+func.func @block(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term relu2 (%q, %k, %v) mask block(4) : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x1x8x4xf32>
+
+// block_causal(c): i / c == j / c and j <= i.
+// CHECK-LABEL: func.func @block_causal(
+// CHECK:         scf.forall (%[[QT:.+]]) in (2)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// key tiles [firstBlockStart / T, min(keyTiles, lastRow / T + 1))
+// CHECK:           %[[LAST:.+]] = arith.subi %{{.*}}, %c1 : index
+// CHECK:           %[[FB:.+]] = arith.divui %[[ROW0]], %c4 : index
+// CHECK:           %[[FIRST:.+]] = arith.muli %[[FB]], %c4 : index
+// CHECK:           %[[LO:.+]] = arith.divui %[[FIRST]], %c4 : index
+// CHECK:           %[[LASTTILE:.+]] = arith.divui %[[LAST]], %c4 : index
+// CHECK:           %[[HI1:.+]] = arith.addi %[[LASTTILE]], %c1 : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[HI1]], %c2 : index
+// CHECK:           %[[FROM:.+]] = arith.minui %[[LO]], %[[HI]] : index
+// CHECK:           scf.for %{{.*}} = %[[FROM]] to %[[HI]] step %c1
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:               %[[J:.+]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
+// CHECK:               %[[BI:.+]] = arith.divui %[[I]], %c4 : index
+// CHECK:               %[[BJ:.+]] = arith.divui %[[J]], %c4 : index
+// CHECK:               %[[SAME:.+]] = arith.cmpi eq, %[[BI]], %[[BJ]] : index
+// CHECK:               %[[CAUSAL:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:               %[[BOTH:.+]] = arith.andi %[[SAME]], %[[CAUSAL]] : i1
+// CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[BOTH]] : i1
+// CHECK:               arith.select %[[VIS]]
+// length(i) = min(i + 1, M) - min(start, min(i + 1, M)), start = (i / c) c
+// CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
+// CHECK:             %[[START:.+]] = arith.muli %[[B2]], %c4 : index
+// CHECK:             %[[I1:.+]] = arith.addi %[[I2]], %c1 : index
+// CHECK:             %[[END:.+]] = arith.minui %[[I1]], %c8 : index
+// CHECK:             %[[CLAMPED:.+]] = arith.minui %[[START]], %[[END]] : index
+// CHECK:             %[[COUNT:.+]] = arith.subi %[[END]], %[[CLAMPED]] : index
+// CHECK:             arith.index_cast %[[COUNT]] : index to i64
+func.func @block_causal(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term relu2 (%q, %k, %v) mask block_causal(4) : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x1x8x4xf32>
+
+// prior_blocks(c): j / c < i / c (the blocks strictly before the query's).
+// CHECK-LABEL: func.func @prior_blocks_length(
+// CHECK:         scf.forall (%[[QT:.+]]) in (2)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// key tiles [0, min(keyTiles, ceil(lastBlockStart / T)))
+// CHECK:           %[[LAST:.+]] = arith.subi %{{.*}}, %c1 : index
+// CHECK:           %[[LB:.+]] = arith.divui %[[LAST]], %c4 : index
+// CHECK:           %[[LASTSTART:.+]] = arith.muli %[[LB]], %c4 : index
+// CHECK:           %[[HI1:.+]] = arith.ceildivui %[[LASTSTART]], %c4 : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[HI1]], %c2 : index
+// CHECK:           scf.for %{{.*}} = %c0 to %[[HI]] step %c1
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:               %[[J:.+]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
+// CHECK:               %[[BJ:.+]] = arith.divui %[[J]], %c4 : index
+// CHECK:               %[[BI:.+]] = arith.divui %[[I]], %c4 : index
+// CHECK:               %[[PRIOR:.+]] = arith.cmpi ult, %[[BJ]], %[[BI]] : index
+// CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[PRIOR]] : i1
+// CHECK:               arith.select %[[VIS]]
+// length(i) = min((i / c) c, M); 0 (no key) gives 0, not NaN
+// CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
+// CHECK:             %[[START:.+]] = arith.muli %[[B2]], %c4 : index
+// CHECK:             %[[COUNT:.+]] = arith.minui %[[START]], %c8 : index
+// CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
+// CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
+// CHECK:             %[[NONE:.+]] = arith.cmpi eq, %[[COUNT64]], %c0_i64 : i64
+// CHECK:             %[[QUOT:.+]] = arith.divf %{{.*}}, %[[COUNTF]] : f32
+// CHECK:             arith.select %[[NONE]], %{{.*}}, %[[QUOT]] : f32
+func.func @prior_blocks_length(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term kernel identity (%q, %k, %v) mask prior_blocks(4) normalizer length order qk_first : !t, !t, !t -> !t
+  return %0 : !t
+}

@@ -1,0 +1,201 @@
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=4 --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
+
+// qk-first (QkFirst.cpp): one scf.forall iteration per query tile of T rows,
+// a loop over the visible key tiles carrying the running maximum m (softmax),
+// the running sum z and the accumulator acc, then O_t = acc / z. N = M = 8,
+// T = 4: two query tiles, two key tiles, never an 8x8 score matrix.
+
+!t = tensor<1x1x8x4xf32>
+
+// CHECK-LABEL: func.func @softmax_online(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x1x8x4xf32>
+// CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// Q' = Q s (s = 1/sqrt(D) = 0.5), once per row
+// CHECK:         %[[QS:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>)
+// CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
+// K^T once, so that every score tile is a plain matmul
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x1x8x4xf32>) {{.*}} permutation = [0, 1, 3, 2]
+// CHECK:         %[[RES:.+]] = scf.forall (%[[QT:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x1x8x4xf32>)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// CHECK:           %[[QTILE:.+]] = tensor.extract_slice %[[QS]][0, 0, %[[ROW0]], 0] [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
+// m = -inf, z = 0, acc = 0
+// CHECK:           %[[M0:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) {{.*}} -> tensor<4xf32>
+// CHECK:           %[[Z0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4xf32>
+// CHECK:           %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4x4xf32>
+// CHECK:           %[[LOOP:.+]]:3 = scf.for %[[KI:[a-z0-9]+]] = %c0 to %c2 step %c1 iter_args(%[[M:[a-z0-9]+]] = %[[M0]], %[[Z:[a-z0-9]+]] = %[[Z0]], %[[ACC:[a-z0-9]+]] = %[[ACC0]]) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>)
+// CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
+// CHECK:             %[[KTILE:.+]] = tensor.extract_slice %[[KT]][0, 0, 0, %[[COL0]]] [1, 1, 4, 4]
+// CHECK:             %[[VTILE:.+]] = tensor.extract_slice %[[V]][0, 0, %[[COL0]], 0] [1, 1, 4, 4]
+// S = Q_t K_t^T
+// CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QTILE]], %[[KTILE]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK:               %[[PROD:.+]] = arith.mulf
+// CHECK:               arith.addf %{{.*}}, %[[PROD]]
+// W = (col0 + c < M) ? S : -inf   (no mask: only padded keys are hidden)
+// CHECK:             %[[W:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
+// CHECK:               %[[C:.+]] = linalg.index 1 : index
+// CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
+// CHECK:               arith.select %[[IN_RANGE]], %{{.*}}, %[[NEG_INF]] : f32
+// rowMax(W)
+// CHECK:             %[[ROWMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[W]] : tensor<4x4xf32>) outs(%[[M0]] : tensor<4xf32>)
+// CHECK:               arith.maximumf
+// c = (oldMax == -inf) ? 0 : exp(oldMax - max(oldMax, rowMax(W)))
+// CHECK:             %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[ROWMAX]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:             ^bb0(%[[OLD:[a-z0-9_]+]]: f32, %[[TMAX:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:               %[[MAXS:.+]] = arith.maximumf %[[OLD]], %[[TMAX]] : f32
+// CHECK:               %[[NONE:.+]] = arith.cmpf oeq, %[[OLD]], %[[NEG_INF]] : f32
+// CHECK:               %[[DIFF:.+]] = arith.subf %[[OLD]], %[[MAXS]] : f32
+// CHECK:               %[[EXP:.+]] = math.exp %[[DIFF]] : f32
+// CHECK:               arith.select %[[NONE]], %[[ZERO]], %[[EXP]] : f32
+// newMax = max(oldMax, rowMax(W)), written over oldMax
+// CHECK:             %[[NEWMAX:.+]] = linalg.generic {{.*}} ins(%[[ROWMAX]] : tensor<4xf32>) outs(%[[M]] : tensor<4xf32>)
+// CHECK:               arith.maximumf
+// P = (newMax == -inf) ? 0 : exp(W - newMax), written over W
+// CHECK:             %[[P:.+]] = linalg.generic {{.*}} ins(%[[NEWMAX]] : tensor<4xf32>) outs(%[[W]] : tensor<4x4xf32>)
+// CHECK:             ^bb0(%[[NM:[a-z0-9_]+]]: f32, %[[WS:[a-z0-9_]+]]: f32):
+// CHECK:               %[[NONE2:.+]] = arith.cmpf oeq, %[[NM]], %[[NEG_INF]] : f32
+// CHECK:               %[[SHIFT:.+]] = arith.subf %[[WS]], %[[NM]] : f32
+// CHECK:               %[[EXP2:.+]] = math.exp %[[SHIFT]] : f32
+// CHECK:               arith.select %[[NONE2]], %[[ZERO]], %[[EXP2]] : f32
+// z = c z + rowSum(P)
+// CHECK:             %[[ZC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<4xf32>) outs(%[[Z]] : tensor<4xf32>)
+// CHECK:               arith.mulf
+// CHECK:             %[[NEWZ:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<4x4xf32>) outs(%[[ZC]] : tensor<4xf32>)
+// CHECK:               arith.addf
+// acc = c acc + P V_t
+// CHECK:             %[[ACCC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<4xf32>) outs(%[[ACC]] : tensor<4x4xf32>)
+// CHECK:               arith.mulf
+// CHECK:             %[[NEWACC:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[ACCC]] : tensor<4x4xf32>)
+// CHECK:             scf.yield %[[NEWMAX]], %[[NEWZ]], %[[NEWACC]] : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>
+// O_t = acc / (z + eps), 0 where the denominator is 0 (eps = 0 for softmax)
+// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#2, %[[LOOP]]#1 : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[NUM:[a-z0-9_]+]]: f32, %[[SUM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             %[[DEN:.+]] = arith.addf %[[SUM]], %[[ZERO]] : f32
+// CHECK:             %[[IS_ZERO:.+]] = arith.cmpf oeq, %[[DEN]], %[[ZERO]] : f32
+// CHECK:             %[[QUOT:.+]] = arith.divf %[[NUM]], %[[DEN]] : f32
+// CHECK:             arith.select %[[IS_ZERO]], %[[ZERO]], %[[QUOT]] : f32
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %[[O]] into %[[OUT]][0, 0, %[[ROW0]], 0] [1, 1, 4, 4]
+// CHECK:         return %[[RES]]
+func.func @softmax_online(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term softmax (%q, %k, %v) order qk_first : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x1x8x4xf32>
+
+// relu2 has no maximum to track: two loop-carried values, and the weights
+// are summed as they are.
+// CHECK-LABEL: func.func @relu2_tiles(
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[EIGHT:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK:         scf.forall (%{{.*}}) in (2)
+// CHECK:           %[[LOOP:.+]]:2 = scf.for {{.*}} iter_args(%[[Z:[a-z0-9]+]] = %{{.*}}, %[[ACC:[a-z0-9]+]] = %{{.*}}) -> (tensor<4xf32>, tensor<4x4xf32>)
+// CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
+// W = (j < M) ? relu(S)^2 : 0
+// CHECK:             %[[W:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
+// CHECK:             ^bb0(%[[SV:[a-z0-9_]+]]: f32):
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %{{.*}}, %c8 : index
+// CHECK:               %[[R:.+]] = arith.maximumf %[[SV]], %[[ZERO]] : f32
+// CHECK:               %[[SQ:.+]] = arith.mulf %[[R]], %[[R]] : f32
+// CHECK:               arith.select %[[IN_RANGE]], %[[SQ]], %[[ZERO]] : f32
+// z += rowSum(W)
+// CHECK:             %[[NEWZ:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<4x4xf32>) outs(%[[Z]] : tensor<4xf32>)
+// acc += W V_t
+// CHECK:             %[[NEWACC:.+]] = linalg.generic {{.*}} ins(%[[W]], %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[ACC]] : tensor<4x4xf32>)
+// CHECK:             scf.yield %[[NEWZ]], %[[NEWACC]]
+// O = acc / (visible keys), the length normaliser of relu2: 8 for every row
+// CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[LOOP]]#0 : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:             arith.divf %{{.*}}, %[[EIGHT]] : f32
+func.func @relu2_tiles(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term relu2 (%q, %k, %v) : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x1x8x4xf32>
+
+// `order qk_first chunk 2`: the chunk is the qk-first tile (2 rows per
+// iteration, 2x2 score tiles) instead of the pass's tile-size. A kernel term
+// scores phi(q) . phi(k).
+// CHECK-LABEL: func.func @kernel_qk_first_chunk(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x1x8x4xf32>
+// CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
+// phi(Q) = relu(Q), phi(K) = relu(K)
+// CHECK:         %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         %[[PHIKT:.+]] = linalg.transpose ins(%[[PHIK]] : tensor<1x1x8x4xf32>)
+// CHECK:         scf.forall (%[[QT:.+]]) in (4)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c2 : index
+// CHECK:           tensor.extract_slice %[[PHIQ]][0, 0, %[[ROW0]], 0] [1, 1, 2, 4]
+// CHECK:           %[[LOOP:.+]]:2 = scf.for %{{.*}} = %c0 to %c4 step %c1 {{.*}} -> (tensor<2xf32>, tensor<2x4xf32>)
+// S = phi(Q_t) phi(K_t)^T, 2x2
+// CHECK:             tensor.extract_slice %[[PHIKT]]{{.*}} [1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
+// CHECK:             linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<2x2xf32>)
+// O = acc / (z + eps)
+// CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[LOOP]]#0 : tensor<2x4xf32>, tensor<2xf32>)
+// CHECK:             arith.addf %{{.*}}, %[[EPS]] : f32
+// CHECK:           tensor.parallel_insert_slice {{.*}} [1, 1, 2, 4]
+func.func @kernel_qk_first_chunk(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term kernel relu (%q, %k, %v) order qk_first chunk 2 : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1x1x?x4xf32>
+
+// Dynamic N: Q, K and V are padded with zero rows to whole tiles, the forall
+// runs over ceil(N / T) tiles and the result is sliced back to N rows. Causal:
+// the loop stops at the key tile of the tile's last real row.
+// CHECK-LABEL: func.func @softmax_dynamic(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x1x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x1x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x1x?x4xf32>
+// CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[N:.+]] = tensor.dim %[[Q]], %c2
+// CHECK:         %[[M:.+]] = tensor.dim %[[K]], %c2
+// CHECK:         %[[QTILES:.+]] = arith.ceildivui %[[N]], %c4 : index
+// CHECK:         %[[KTILES:.+]] = arith.ceildivui %[[M]], %c4 : index
+// padded rows = ceil(N / T) T
+// CHECK:         %[[NPAD:.+]] = arith.muli %[[QTILES]], %c4 : index
+// CHECK:         %[[QEXTRA:.+]] = arith.subi %[[NPAD]], %[[N]] : index
+// CHECK:         %[[QPAD:.+]] = tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, %[[QEXTRA]], 0]
+// CHECK:           tensor.yield %[[ZERO]] : f32
+// CHECK:         %[[MPAD:.+]] = arith.muli %[[KTILES]], %c4 : index
+// CHECK:         %[[KEXTRA:.+]] = arith.subi %[[MPAD]], %[[M]] : index
+// CHECK:         tensor.pad %[[K]] low[0, 0, 0, 0] high[0, 0, %[[KEXTRA]], 0]
+// CHECK:         linalg.transpose
+// CHECK:         tensor.pad %[[V]]
+// CHECK:         %[[RES:.+]] = scf.forall (%[[QT:.+]]) in (%[[QTILES]])
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// lastRow = min(row0 + T, N) - 1; hi = min(keyTiles, lastRow / T + 1)
+// CHECK:           %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
+// CHECK:           %[[ENDN:.+]] = arith.minui %[[END]], %[[N]] : index
+// CHECK:           %[[LAST:.+]] = arith.subi %[[ENDN]], %c1 : index
+// CHECK:           %[[LASTTILE:.+]] = arith.divui %[[LAST]], %c4 : index
+// CHECK:           %[[HI1:.+]] = arith.addi %[[LASTTILE]], %c1 : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[KTILES]], %[[HI1]] : index
+// CHECK:           scf.for %[[KI:[a-z0-9]+]] = %c0 to %[[HI]] step %c1
+// CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
+// W = (j < M and j <= i) ? S : -inf, i = row0 + r, j = col0 + c
+// CHECK:             linalg.generic
+// CHECK:               %[[R:.+]] = linalg.index 0 : index
+// CHECK:               %[[C:.+]] = linalg.index 1 : index
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %[[R]] : index
+// CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %[[M]] : index
+// CHECK:               %[[CAUSAL:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:               %[[VISIBLE:.+]] = arith.andi %[[IN_RANGE]], %[[CAUSAL]] : i1
+// CHECK:               arith.select %[[VISIBLE]], %{{.*}}, %[[NEG_INF]] : f32
+// CHECK:         tensor.extract_slice %[[RES]][0, 0, 0, 0] [1, 1, %[[N]], 4] [1, 1, 1, 1] : tensor<1x1x?x4xf32> to tensor<1x1x?x4xf32>
+func.func @softmax_dynamic(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term softmax (%q, %k, %v) mask causal : !t, !t, !t -> !t
+  return %0 : !t
+}
