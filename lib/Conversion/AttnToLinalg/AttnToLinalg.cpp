@@ -89,9 +89,9 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile) {
   if (!op.hasProductForm())
     plan.order = Order::QkFirst;
 
-  // The term's chunk is the qk-first key tile only when the term says
-  // qk_first: attn-select-order then chose it for qk-first. Behind a
-  // crossover (or under plain `auto`) it is the kv-first chunk, and
+  // The term's chunk is the qk-first tile (query rows and keys) only when
+  // the term says qk_first: attn-select-order then chose it for qk-first.
+  // Behind a crossover (or under plain `auto`) it is the kv-first chunk, and
   // qk-first keeps the pass's tile.
   int64_t qkTile = defaultTile;
   if (std::optional<int64_t> chunk = op.getChunk();

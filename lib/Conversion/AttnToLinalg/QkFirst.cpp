@@ -11,8 +11,9 @@
 //   P      = exp(W - newMax),  c = exp(m - newMax)
 //   z      = c z + rowSum(P),  acc = c acc + P V_t
 //
-// (relu2 and the kernel terms take W directly: z += rowSum(W),
-// acc += W V_t.) The tile then is acc / z.
+// (relu2, W = relu(S)^2, and the kernel terms, W = S, need no maximum:
+// z += rowSum(W), acc += W V_t.) The tile then is normalised by the term's
+// normalizer (normalizeRows): acc / (z + eps), acc / visible keys, or acc.
 //
 //===----------------------------------------------------------------------===//
 
