@@ -1,5 +1,4 @@
-//===- Strategies.h - Private interface of convert-attn-to-linalg -*- C++
-//-*-===//
+//===- Strategies.h - convert-attn-to-linalg internals ----------*- C++ -*-===//
 //
 // Shared between the files of lib/Conversion/AttnToLinalg and nowhere else:
 //
