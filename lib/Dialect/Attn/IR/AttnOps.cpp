@@ -295,6 +295,15 @@ bool staticallyDifferent(int64_t a, int64_t b) {
 } // namespace
 
 LogicalResult TermOp::verify() {
+  // ODS checks that each optional group has at most one value, not that q,
+  // k and v are one value each: the generic form can give a group 0 or 3
+  // (operandSegmentSizes), and the accessors below would read past it.
+  static const char *const required[] = {"query", "key", "value"};
+  for (auto [index, name] : llvm::enumerate(required))
+    if (unsigned count = getODSOperandIndexAndLength(index).second;
+        count != 1)
+      return emitOpError() << "needs exactly one " << name
+                           << " operand, got " << count;
   RankedTensorType queryType = getQuery().getType();
   RankedTensorType keyType = getKey().getType();
   RankedTensorType valueType = getValue().getType();
