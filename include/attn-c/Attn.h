@@ -128,7 +128,8 @@ double attnKernelTolerance(const AttnKernel *kernel);
 
 /* Compares COUNT floats of OUT with EXPECTED as `attnc run --check` does:
  * writes the max abs and max relative error (either pointer may be NULL) and
- * returns 1 if OUT is finite and within TOLERANCE, else 0. */
+ * returns 1 if OUT and EXPECTED are finite and OUT is within TOLERANCE,
+ * else 0. */
 int attnCompare(const float *out, const float *expected, size_t count,
                 double tolerance, double *maxAbsError, double *maxRelError);
 

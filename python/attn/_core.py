@@ -547,7 +547,7 @@ def report(spec, *, sizes=None, target="cpu", heads=None, head_dim=None):
 
 def compare(out, expected, tolerance):
     """attnCompare: {ok, max_abs_error, max_rel_error, tolerance} for two
-    float32 arrays of the same shape (OK: OUT finite and
+    float32 arrays of the same shape (OK: OUT and EXPECTED finite and
     max|out - expected| / max|expected| <= TOLERANCE)."""
     a = _as_array(out, "out")
     b = _as_array(expected, "expected")

@@ -65,7 +65,7 @@ struct Comparison {
   double maxAbsError = 0.0;
   /// maxAbsError / max |ref|, or maxAbsError when the reference is all 0.
   double maxRelError = 0.0;
-  /// No NaN or infinity in out.
+  /// No NaN or infinity in out or in the reference.
   bool finite = true;
   /// finite and maxRelError <= the tolerance it was compared under.
   bool ok = false;

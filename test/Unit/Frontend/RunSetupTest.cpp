@@ -271,6 +271,12 @@ TEST(RunSetup, CompareWithReference) {
   Comparison notFinite = compareWithReference({1, nan}, {1, 2}, 1.0);
   EXPECT_FALSE(notFinite.finite);
   EXPECT_FALSE(notFinite.ok);
+  // On either side: a NaN reference proves nothing about the output.
+  Comparison nanReference = compareWithReference({1, 2}, {1, nan}, 1.0);
+  EXPECT_FALSE(nanReference.finite);
+  EXPECT_FALSE(nanReference.ok);
+  float inf = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(compareWithReference({1, 2}, {inf, 2}, 1.0).ok);
 
   // An all-zero reference: the absolute error.
   Comparison zero = compareWithReference({0, 1e-7f}, {0, 0}, 1e-4);
