@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
                << std::distance(module->getBody()->begin(),
                                 module->getBody()->end())
                << " function(s)\n";
-  std::optional<CompiledObject> object = compiler.compileKernelObject(*sizes);
+  std::optional<CompiledObject> object =
+      compiler.compileKernelObject(*module, *sizes);
   if (!object)
     return 1;
   llvm::outs() << "object: " << object->object.size() << " bytes, entry "

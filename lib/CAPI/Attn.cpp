@@ -34,6 +34,17 @@ using namespace attn;
 using namespace attn::compiler;
 using namespace attn::frontend;
 
+/// The user's cache folder for compiled kernels.
+static std::string defaultCacheDir() {
+  if (const char *dir = std::getenv("ATTN_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/attn";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/attn";
+  return "";
+}
+
 struct AttnOptions {
   CompilerOptions compiler;
   SizeBindings sizes;
@@ -41,6 +52,10 @@ struct AttnOptions {
   std::string cacheDir;
   std::string costTarget = "cpu";
   int64_t heads = 0, headDim = 0;
+
+  /// The defaults of the header: messages name the tool `attn`, and the
+  /// cache is the user's.
+  AttnOptions() : cacheDir(defaultCacheDir()) { compiler.toolName = "attn"; }
 };
 
 struct AttnKernel {
@@ -48,8 +63,6 @@ struct AttnKernel {
   std::unique_ptr<Kernel> kernel;
   std::string diagnostics;
   bool fromCache = false;
-  /// The bindings compiled in (declared and --set dims).
-  SizeBindings staticSizes;
   /// One writer of messages that the kernel owns.
   std::unique_ptr<llvm::raw_string_ostream> stream;
 };
@@ -75,6 +88,13 @@ static std::optional<std::string> readSpecFile(const char *path,
   return (*buffer)->getBuffer().str();
 }
 
+/// Sets *error to what the compiler wrote, without the last line break.
+static void setDiagnosticsError(char **error, std::string message) {
+  while (!message.empty() && message.back() == '\n')
+    message.pop_back();
+  setError(error, message.empty() ? "attn: error: compilation failed" : message);
+}
+
 /// Makes the GPU runtime's mgpu* functions, which GPU host code calls,
 /// visible to the kernel's JIT linker, which resolves symbols in the
 /// process's global scope: a program that loaded this library with
@@ -86,24 +106,11 @@ static void exposeGpuRuntime() {
     (void)llvm::sys::DynamicLibrary::LoadLibraryPermanently(info.dli_fname);
 }
 
-/// The user's cache folder for compiled kernels.
-static std::string defaultCacheDir() {
-  if (const char *dir = std::getenv("ATTN_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/attn";
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/attn";
-  return "";
-}
 
 extern "C" {
 
 AttnOptions *attnOptionsCreate(void) {
-  auto *options = new AttnOptions();
-  options->compiler.toolName = "attn";
-  options->cacheDir = defaultCacheDir();
-  return options;
+  return new AttnOptions();
 }
 
 void attnOptionsDestroy(AttnOptions *options) { delete options; }
@@ -280,8 +287,6 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
   if (!specText)
     return setError(error, "attnCompile: NULL spec text"), nullptr;
   AttnOptions defaults;
-  defaults.compiler.toolName = "attn";
-  defaults.cacheDir = defaultCacheDir();
   const AttnOptions &opts = options ? *options : defaults;
   if (opts.compiler.emulateGpu && opts.compiler.target != Target::NVPTX)
     return setError(error, "attn: error: option 'emulate-gpu' needs target "
@@ -295,12 +300,7 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
   kernel->compiler = std::make_unique<Compiler>(opts.compiler, *kernel->stream);
   Compiler &compiler = *kernel->compiler;
   auto fail = [&]() -> AttnKernel * {
-    kernel->stream->flush();
-    std::string message = kernel->diagnostics;
-    while (!message.empty() && message.back() == '\n')
-      message.pop_back();
-    setError(error, message.empty() ? "attn: error: compilation failed"
-                                    : message);
+    setDiagnosticsError(error, kernel->diagnostics);
     return nullptr;
   };
   if (!compiler.loadSpec(specText, specPath ? specPath : "<string>"))
@@ -309,7 +309,6 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
       compiler.bindSizes(opts.sizes, /*allowUnbound=*/true);
   if (!sizes)
     return fail();
-  kernel->staticSizes = *sizes;
 
   std::string key = cacheKey(specText, opts);
   if (!opts.cacheDir.empty())
@@ -324,7 +323,11 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
       kernel->fromCache = true;
       return kernel.release();
     }
-  std::optional<CompiledObject> compiled = compiler.compileKernelObject(*sizes);
+  mlir::OwningOpRef<mlir::ModuleOp> module = compiler.generateModule(*sizes);
+  if (!module)
+    return fail();
+  std::optional<CompiledObject> compiled =
+      compiler.compileKernelObject(*module, *sizes);
   if (!compiled)
     return fail();
   if (!opts.cacheDir.empty())
@@ -584,21 +587,15 @@ char *attnReport(const char *specText, const char *specPath,
   const AttnOptions &opts = options ? *options : defaults;
   std::string diagnostics;
   llvm::raw_string_ostream stream(diagnostics);
-  CompilerOptions compilerOptions = opts.compiler;
-  compilerOptions.toolName = "attn";
-  Compiler compiler(compilerOptions, stream);
+  Compiler compiler(opts.compiler, stream);
   ReportOptions report;
   report.costTarget = opts.costTarget;
   report.heads = opts.heads;
   report.headDim = opts.headDim;
   std::string text, json;
   if (!compiler.loadSpec(specText, specPath ? specPath : "<string>") ||
-      !compiler.report(opts.sizes, report, text, json)) {
-    stream.flush();
-    while (!diagnostics.empty() && diagnostics.back() == '\n')
-      diagnostics.pop_back();
-    return setError(error, diagnostics), nullptr;
-  }
+      !compiler.report(opts.sizes, report, text, json))
+    return setDiagnosticsError(error, diagnostics), nullptr;
   char *result = static_cast<char *>(std::malloc(json.size() + 1));
   if (result)
     std::memcpy(result, json.c_str(), json.size() + 1);

@@ -343,14 +343,18 @@ Compiler::lowerToGPUBinary(mlir::ModuleOp module,
   return binary;
 }
 
-std::unique_ptr<llvm::TargetMachine>
-Compiler::createHostTargetMachine(bool portable) {
+void attn::compiler::initializeNativeTarget() {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     return true;
   }();
   (void)initialized;
+}
+
+std::unique_ptr<llvm::TargetMachine>
+Compiler::createHostTargetMachine(bool portable) {
+  initializeNativeTarget();
   auto builder =
       portable ? llvm::Expected<llvm::orc::JITTargetMachineBuilder>(
                      llvm::orc::JITTargetMachineBuilder(
@@ -519,10 +523,8 @@ std::optional<std::string> Compiler::emitObject(llvm::Module &module,
 }
 
 std::optional<CompiledObject>
-Compiler::compileKernelObject(const SizeBindings &sizes) {
-  mlir::OwningOpRef<mlir::ModuleOp> module = generateModule(sizes);
-  if (!module)
-    return std::nullopt;
+Compiler::compileKernelObject(mlir::ModuleOp module,
+                              const SizeBindings &sizes) {
   std::unique_ptr<llvm::TargetMachine> machine =
       createHostTargetMachine(/*portable=*/false);
   if (!machine)
@@ -530,7 +532,7 @@ Compiler::compileKernelObject(const SizeBindings &sizes) {
   llvm::LLVMContext llvmContext;
   CompiledObject compiled;
   std::unique_ptr<llvm::Module> llvmModule = lowerToLLVMIR(
-      *module, sizes, llvmContext, *machine, /*forJit=*/true, compiled.abi);
+      module, sizes, llvmContext, *machine, /*forJit=*/true, compiled.abi);
   if (!llvmModule)
     return std::nullopt;
   std::optional<std::string> object = emitObject(*llvmModule, *machine);

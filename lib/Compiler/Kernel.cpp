@@ -9,13 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/Kernel.h"
+#include "attn/Compiler/Compiler.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -54,12 +54,7 @@ static std::string loadOpenMP(int64_t threads) {
 
 std::unique_ptr<Kernel> Kernel::load(const std::string &object, EntryAbi abi,
                                      int64_t threads, std::string &error) {
-  static bool initialized = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialized;
+  initializeNativeTarget();
   error = loadOpenMP(threads);
   if (!error.empty())
     return nullptr;

@@ -198,17 +198,26 @@ static int writeOutput(const std::string &text) {
 
 /// The compiler options of --target, --chip, --force-order, --threads and
 /// --emulate-gpu, or an error message.
+/// The order of --force-order, or an error message. Checked first by
+/// `run` and `--emit`, before anything is read.
+static std::optional<ForceOrder> selectForceOrder(std::string &error) {
+  if (forceOrder.empty())
+    return ForceOrder::Auto;
+  if (forceOrder == "qk_first")
+    return ForceOrder::QkFirst;
+  if (forceOrder == "kv_first")
+    return ForceOrder::KvFirst;
+  error = "--force-order must be qk_first or kv_first, got '" + forceOrder +
+          "'";
+  return std::nullopt;
+}
+
 static std::optional<CompilerOptions> selectOptions(std::string &error) {
   CompilerOptions options;
-  if (forceOrder == "qk_first") {
-    options.force = ForceOrder::QkFirst;
-  } else if (forceOrder == "kv_first") {
-    options.force = ForceOrder::KvFirst;
-  } else if (!forceOrder.empty()) {
-    error = "--force-order must be qk_first or kv_first, got '" + forceOrder +
-            "'";
+  std::optional<ForceOrder> force = selectForceOrder(error);
+  if (!force)
     return std::nullopt;
-  }
+  options.force = *force;
   if (targetName == "nvptx") {
     options.target = Target::NVPTX;
   } else if (targetName != "cpu") {
@@ -240,7 +249,7 @@ static std::optional<CompilerOptions> selectOptions(std::string &error) {
 static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   const Spec &spec = compiler.getSpec();
   std::string optionError;
-  if (!selectOptions(optionError) && optionError.rfind("--force-order", 0) == 0)
+  if (!selectForceOrder(optionError))
     return userError(optionError);
   if (benchRepeats < 1)
     return userError("--repeat must be positive");
@@ -321,9 +330,8 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
     }
     // Counted now: the compiler lowers the module in place.
     double flops = benchmark ? compiler.countFlops(*module) : 0.0;
-    module = nullptr;
     std::optional<CompiledObject> object =
-        compiler.compileKernelObject(*sizes);
+        compiler.compileKernelObject(*module, *sizes);
     if (!object)
       return 1;
     std::unique_ptr<Kernel> kernel = compiler.loadKernel(std::move(*object));
@@ -451,7 +459,7 @@ static int writeObjectFiles(const EntryAbi &abi, const CompilerOptions &options,
 
 static int emitSpec(Compiler &compiler, const SizeBindings &overrides) {
   std::string optionError;
-  if (!selectOptions(optionError) && optionError.rfind("--force-order", 0) == 0)
+  if (!selectForceOrder(optionError))
     return userError(optionError);
   if (emitKind == EmitKind::Obj && outputPath != "-" &&
       llvm::sys::fs::exists(outputPath) &&

@@ -55,7 +55,11 @@ enum class ForceOrder { Auto, QkFirst, KvFirst };
 /// The GPU architectures the NVPTX target accepts: the one list.
 llvm::ArrayRef<const char *> supportedChips();
 
-/// "qk_first", "kv_first" or "" (auto): the pipelines' spelling.
+/// Registers the host's LLVM target once per process (code generation and
+/// the JIT both need it).
+void initializeNativeTarget();
+
+/// "qk_first", "kv_first" or "" (auto): the cache key's spelling.
 const char *toString(ForceOrder force);
 
 struct CompilerOptions {
@@ -148,10 +152,12 @@ public:
   std::optional<std::string> emitObject(llvm::Module &module,
                                         llvm::TargetMachine &machine);
 
-  /// generateModule, lowerToLLVMIR and emitObject for the in-process
-  /// kernel (forJit).
+  /// lowerToLLVMIR (forJit) and emitObject of \p module, which
+  /// generateModule made under \p sizes and which is lowered in place: the
+  /// in-process kernel.
   std::optional<CompiledObject>
-  compileKernelObject(const frontend::SizeBindings &sizes);
+  compileKernelObject(mlir::ModuleOp module,
+                      const frontend::SizeBindings &sizes);
 
   /// The entry point compileKernelObject gives the spec under \p sizes,
   /// without compiling anything (for an object from a cache).
@@ -186,8 +192,6 @@ public:
     All,
   };
   void setPassMessages(PassMessages mode) { passMessages = mode; }
-  /// Whether an MLIR diagnostic has been reported as an error.
-  bool hasReportedError() const { return reportedError; }
 
 private:
   class DiagnosticRouter;
