@@ -45,6 +45,8 @@ void attnOptionsDestroy(AttnOptions *options);
 /* Sets one option from text. Keys:
  *   target       cpu | nvptx           (report: also a target description file)
  *   chip         sm_80 | sm_86 | sm_87 | sm_89 | sm_90 | sm_90a   (nvptx)
+ *   cpu          native (default) | x86-64-v3 | x86-64-v4 | an LLVM CPU name
+ *   cpu-features extra features as llc -mattr takes them: +avx2,-avx512f
  *   force-order  auto | qk_first | kv_first
  *   threads      0 (every core) or a positive count
  *   emulate-gpu  0 | 1   (nvptx: run the GPU kernels on the host)
@@ -65,8 +67,8 @@ int attnOptionsSetSize(AttnOptions *options, const char *name, int64_t value,
 
 /* Parses, checks and compiles the spec held in SPEC_TEXT; SPEC_PATH names it
  * in messages (NULL: "<string>"). NULL options: the defaults. A kernel
- * compiled before with the same spec text, sizes, target, chip, emulate-gpu,
- * force-order, CPU (name and features), LLVM and build of this library is
+ * compiled before with the same spec text, sizes, target, chip, cpu,
+ * cpu-features, emulate-gpu, force-order, host CPU (name and features), LLVM and build of this library is
  * loaded from the cache instead of being compiled again (threads is not part
  * of the key: it is applied per call). Cache entries are written whole
  * (temporary file, then rename), so processes may share a cache. */

@@ -181,13 +181,23 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
     c.emulateGpu = v == "1";
     return 0;
   }
+  if (k == "cpu" || k == "cpu-features") {
+    std::string cpu = k == "cpu" ? v : c.cpu;
+    std::string features = k == "cpu" ? c.cpuFeatures : v;
+    std::string why;
+    if (!mlir::attn::resolveCpuTarget(cpu, features, why))
+      return setError(error, "option '" + k + "': " + why), 1;
+    (k == "cpu" ? c.cpu : c.cpuFeatures) = v;
+    return 0;
+  }
   if (k == "cache-dir") {
     options->cacheDir = v == "off" ? "" : v;
     return 0;
   }
   return setError(error, "unknown option '" + k +
-                             "' (target, chip, force-order, threads, "
-                             "emulate-gpu, cache-dir, heads, head-dim)"),
+                             "' (target, chip, cpu, cpu-features, "
+                             "force-order, threads, emulate-gpu, cache-dir, "
+                             "heads, head-dim)"),
          1;
 }
 
@@ -240,7 +250,8 @@ static std::string cacheKey(const std::string &specText,
       key += " " + name;
   key += "\ntarget " + std::string(c.target == Target::NVPTX ? "nvptx" : "cpu") +
          " chip " + c.chip + " emulate " + std::to_string(c.emulateGpu) +
-         " force " + toString(c.force) + "\nsizes";
+         " force " + toString(c.force) + "\ncompiled for cpu " + c.cpu +
+         " features " + c.cpuFeatures + "\nsizes";
   for (const auto &[name, value] : options.sizes)
     key += " " + name + "=" + std::to_string(value);
   return key + "\nspec\n" + specText;

@@ -13,10 +13,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -25,6 +25,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -258,6 +259,13 @@ Compiler::generateModule(const SizeBindings &sizes) {
   return module;
 }
 
+/// MLIR's pass manager flags (--mlir-timing, --mlir-print-ir-after-all,
+/// ...) where the tool registered them.
+static void applyPassManagerOptions(mlir::PassManager &pm) {
+  (void)mlir::applyPassManagerCLOptions(pm);
+  (void)mlir::applyDefaultTimingPassManagerCLOptions(pm);
+}
+
 /// attn-lower-to-nvvm's options for \p o.
 static void setGpuPipeline(mlir::attn::LowerToNVVMOptions &lower,
                            const CompilerOptions &o) {
@@ -269,6 +277,7 @@ static void setGpuPipeline(mlir::attn::LowerToNVVMOptions &lower,
 
 mlir::LogicalResult Compiler::lowerToLinalg(mlir::ModuleOp module) {
   mlir::PassManager pm(context.get());
+  applyPassManagerOptions(pm);
   mlir::attn::AttnSelectOrderOptions select;
   select.force = toOrder(options.force);
   mlir::attn::ConvertAttnToLinalgOptions convert;
@@ -300,6 +309,8 @@ static void buildTargetPipeline(mlir::PassManager &pm,
   } else {
     mlir::attn::LowerToLLVMOptions lower;
     lower.force = toOrder(options.force);
+    lower.cpu = options.cpu;
+    lower.cpuFeatures = options.cpuFeatures;
     mlir::attn::buildLowerToLLVMPipeline(pm, lower);
   }
   if (!entry)
@@ -319,6 +330,7 @@ mlir::FailureOr<std::string>
 Compiler::lowerToGPUBinary(mlir::ModuleOp module,
                            mlir::attn::BinaryFormat format) {
   mlir::PassManager pm(context.get());
+  applyPassManagerOptions(pm);
   mlir::attn::LowerToNVVMOptions lower;
   setGpuPipeline(lower, options);
   lower.format = format;
@@ -352,24 +364,38 @@ void attn::compiler::initializeNativeTarget() {
   (void)initialized;
 }
 
+std::optional<mlir::attn::CpuTarget> Compiler::resolveCpu() {
+  std::string why;
+  std::optional<mlir::attn::CpuTarget> target =
+      mlir::attn::resolveCpuTarget(options.cpu, options.cpuFeatures, why);
+  if (!target)
+    error(why);
+  return target;
+}
+
 std::unique_ptr<llvm::TargetMachine>
 Compiler::createHostTargetMachine(bool portable) {
   initializeNativeTarget();
-  auto builder =
-      portable ? llvm::Expected<llvm::orc::JITTargetMachineBuilder>(
-                     llvm::orc::JITTargetMachineBuilder(
-                         llvm::Triple(llvm::sys::getProcessTriple())))
-               : llvm::orc::JITTargetMachineBuilder::detectHost();
+  llvm::orc::JITTargetMachineBuilder builder{
+      llvm::Triple(llvm::sys::getProcessTriple())};
+  if (!portable) {
+    std::optional<mlir::attn::CpuTarget> cpu = resolveCpu();
+    if (!cpu)
+      return nullptr;
+    builder.setCPU(cpu->cpu);
+    llvm::SmallVector<llvm::StringRef> features;
+    llvm::StringRef(cpu->features).split(features, ',', -1, false);
+    builder.addFeatures(std::vector<std::string>(features.begin(),
+                                                 features.end()));
+  }
   auto fail = [&](llvm::Error err) -> std::unique_ptr<llvm::TargetMachine> {
     error("cannot compile '" + spec->name +
           "' for the host: " + llvm::toString(std::move(err)));
     return nullptr;
   };
-  if (!builder)
-    return fail(builder.takeError());
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  builder->setRelocationModel(llvm::Reloc::PIC_);
-  auto machine = builder->createTargetMachine();
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder.setRelocationModel(llvm::Reloc::PIC_);
+  auto machine = builder.createTargetMachine();
   if (!machine)
     return fail(machine.takeError());
   return std::move(*machine);
@@ -456,6 +482,29 @@ std::optional<EntryAbi> Compiler::describeKernel(const SizeBindings &sizes) {
   return prepareEntry(*this, *module, sizes);
 }
 
+/// LLVM's -O3 pipeline without its loop unroller. The tile products are
+/// unrolled to registers by the MLIR pipeline already; the unroller only
+/// copies the elementwise and copy loops, which after the loop vectorizer
+/// (which still interleaves) gain nothing from it, and it made up most of
+/// the code and of the compile time (FAVOR+: 18,000 lines of IR).
+static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::ModulePassManager pm =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  pm.run(module, modules);
+}
+
 std::unique_ptr<llvm::Module>
 Compiler::lowerToLLVMIR(mlir::ModuleOp module, const SizeBindings &sizes,
                         llvm::LLVMContext &llvmContext,
@@ -473,6 +522,7 @@ Compiler::lowerToLLVMIR(mlir::ModuleOp module, const SizeBindings &sizes,
                   mlir::attn::entryAbiToAttr(context.get(), abi));
 
   mlir::PassManager pm(context.get());
+  applyPassManagerOptions(pm);
   buildTargetPipeline(pm, options, /*entry=*/true, /*packed=*/forJit);
   if (mlir::failed(pm.run(module)))
     return pipelineFailed(pipelineFailure(options)), nullptr;
@@ -483,6 +533,16 @@ Compiler::lowerToLLVMIR(mlir::ModuleOp module, const SizeBindings &sizes,
     return fail("translation to LLVM IR failed");
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple());
+  // The CPU on every function, so that --emit=llvm compiles to the same
+  // code under llc or clang as under attnc.
+  for (llvm::Function &function : *llvmModule) {
+    if (function.isDeclaration())
+      continue;
+    if (!machine.getTargetCPU().empty())
+      function.addFnAttr("target-cpu", machine.getTargetCPU());
+    if (!machine.getTargetFeatureString().empty())
+      function.addFnAttr("target-features", machine.getTargetFeatureString());
+  }
   // The parameters get the header's names, so that --emit=llvm reads like
   // the prototype.
   if (llvm::Function *entry = llvmModule->getFunction(abi.entryName)) {
@@ -500,10 +560,7 @@ Compiler::lowerToLLVMIR(mlir::ModuleOp module, const SizeBindings &sizes,
   llvm::raw_string_ostream verifierOutput(problems);
   if (llvm::verifyModule(*llvmModule, &verifierOutput))
     return fail("the LLVM IR does not verify: " + problems);
-  auto optimize = mlir::makeOptimizingTransformer(/*optLevel=*/3,
-                                                  /*sizeLevel=*/0, &machine);
-  if (llvm::Error err = optimize(llvmModule.get()))
-    return fail(llvm::toString(std::move(err)));
+  optimizeModule(*llvmModule, machine);
   return llvmModule;
 }
 
@@ -525,6 +582,18 @@ std::optional<std::string> Compiler::emitObject(llvm::Module &module,
 std::optional<CompiledObject>
 Compiler::compileKernelObject(mlir::ModuleOp module,
                               const SizeBindings &sizes) {
+  if (options.target == Target::CPU || options.emulateGpu) {
+    std::optional<mlir::attn::CpuTarget> cpu = resolveCpu();
+    if (!cpu)
+      return std::nullopt;
+    std::string missing = mlir::attn::featuresMissingOnHost(*cpu);
+    if (!missing.empty()) {
+      error("cannot run code for CPU '" + options.cpu +
+            "' on this host: it lacks " + missing +
+            " (compile it with --emit=obj instead)");
+      return std::nullopt;
+    }
+  }
   std::unique_ptr<llvm::TargetMachine> machine =
       createHostTargetMachine(/*portable=*/false);
   if (!machine)

@@ -75,7 +75,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   select.force = options.force;
   OpPassManager &func = addLinalgLowering(pm, select, options.tileSize);
   if (options.vectorize) {
-    func.addPass(createAttnTileAndVectorize());
+    AttnTileAndVectorizeOptions tiles;
+    tiles.cpu = options.cpu;
+    tiles.cpuFeatures = options.cpuFeatures;
+    func.addPass(createAttnTileAndVectorize(tiles));
     func.addPass(createCanonicalizerPass());
     func.addPass(createCSEPass());
     func.addPass(createLoopInvariantSubsetHoistingPass());

@@ -483,6 +483,8 @@ def compile(
     sizes=None,
     target="cpu",
     chip=None,
+    cpu=None,
+    cpu_features=None,
     force_order=None,
     threads=None,
     emulate_gpu=False,
@@ -495,6 +497,10 @@ def compile(
         opts.set("target", _str_option("target", target))
         if chip is not None:
             opts.set("chip", _str_option("chip", chip))
+        if cpu is not None:
+            opts.set("cpu", _str_option("cpu", cpu))
+        if cpu_features is not None:
+            opts.set("cpu-features", _str_option("cpu_features", cpu_features))
         if force_order is not None:
             opts.set("force-order", _str_option("force_order", force_order))
         if threads is not None:

@@ -21,6 +21,10 @@ int main(int argc, char **argv) {
     show("bad target", error);
   if (attnOptionsSet(options, "force-order", "sideways", &error))
     show("bad force-order", error);
+  if (attnOptionsSet(options, "cpu", "pentium-9", &error))
+    show("bad cpu", error);
+  if (attnOptionsSet(options, "cpu-features", "+warp-drive", &error))
+    show("bad cpu-features", error);
   if (attnOptionsSet(options, "threads", "-1", &error))
     show("bad threads", error);
   if (attnOptionsSet(options, "colour", "blue", &error))

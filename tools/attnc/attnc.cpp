@@ -23,6 +23,8 @@
 #include "attn/Target/CHeader/CHeader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -155,6 +157,20 @@ static cl::opt<bool> emulateGpu(
              "thread by thread (tests the GPU mapping without a GPU)"),
     cl::sub(runCommand), cl::cat(attncCategory));
 
+static cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("CPU the code is compiled for: native (default), x86-64-v3 (any "
+             "AVX2 machine), x86-64-v4 (AVX-512) or an LLVM CPU name"),
+    cl::value_desc("native|x86-64-v3|x86-64-v4|<name>"), cl::init("native"),
+    cl::sub(runCommand), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::cat(attncCategory));
+
+static cl::opt<std::string> cpuFeatures(
+    "cpu-features",
+    cl::desc("Extra CPU features, as llc -mattr takes them: +avx2,-avx512f"),
+    cl::value_desc("+a,-b"), cl::init(""), cl::sub(runCommand),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCategory));
+
 static cl::opt<int64_t> threads(
     "threads", cl::desc("Threads of the compiled code (default: every core)"),
     cl::init(0), cl::sub(runCommand), cl::cat(attncCategory));
@@ -237,6 +253,18 @@ static std::optional<CompilerOptions> selectOptions(std::string &error) {
     return std::nullopt;
   }
   options.chip = chipName;
+  if ((cpuName.getNumOccurrences() || cpuFeatures.getNumOccurrences()) &&
+      options.target == Target::NVPTX) {
+    error = "--cpu and --cpu-features apply to --target=cpu only";
+    return std::nullopt;
+  }
+  if (!mlir::attn::resolveCpuTarget(cpuName, cpuFeatures, error)) {
+    error = (cpuFeatures.empty() ? "--cpu: " : "--cpu/--cpu-features: ") +
+            error;
+    return std::nullopt;
+  }
+  options.cpu = cpuName;
+  options.cpuFeatures = cpuFeatures;
   options.threads = threads;
   options.emulateGpu = emulateGpu;
   return options;
@@ -531,6 +559,10 @@ static int emitSpec(Compiler &compiler, const SizeBindings &overrides) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(attncCategory);
+  // --mlir-timing, --mlir-print-ir-after-all and the other pass manager
+  // flags; LLVM's own (--time-passes) are registered already.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "attn compiler driver\n");
 
   Compiler compiler(CompilerOptions(), llvm::errs());

@@ -135,19 +135,37 @@ def AttnEmitCEntry : Pass<"attn-emit-c-entry", "::mlir::ModuleOp"> {
 def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Register-tile and vectorize the static linalg tiles of attn";
   let description = [{
-    Runs on the tensor IR of convert-attn-to-linalg. Every linalg.generic
-    whose loop ranges are static (the per-tile products, reductions and
-    elementwise steps) is vectorized; contractions (two parallel loops and
-    one reduction) are first tiled to `rows`×`cols` register tiles with the
-    whole reduction inside, so that their vector.contract lowers to
-    outer-product FMAs held in registers. Ops with dynamic ranges (feature
-    maps over a dynamic sequence) are left for the scalar loop lowering.
+    Runs on the tensor IR of convert-attn-to-linalg. Contractions with
+    static loop ranges (two parallel loops and one reduction: the per-tile
+    products) are tiled to `rows`×`cols` register tiles, and a reduction
+    longer than `reduction-tile` into a rolled loop of steps (the largest
+    power of two up to it that divides the reduction); each tile or step is
+    vectorized to one vector.contract, which lowers to outer-product FMAs
+    held in registers. Code size and compile time then do not grow with the
+    tile (a key tile of 1000 is 125 steps of 8, not 1000 unrolled outer
+    products).
+
+    The register tile comes from the CPU description of `cpu` and
+    `cpu-features` (attn/Codegen/CPU/CpuTarget.h): the largest tile whose
+    accumulators, right-operand vectors and broadcast fit in its vector
+    registers (4×16 with AVX2's 16 registers of 8 floats, 8×32 with
+    AVX-512's 32 of 16). `rows`/`cols` override it. Elementwise steps and
+    reductions are left to LLVM's loop vectorizer, which sees the target's
+    vector width through the target machine.
   }];
   let options = [
-    Option<"rows", "rows", "int64_t", /*default=*/"8",
-           "Rows of a contraction's register tile">,
-    Option<"cols", "cols", "int64_t", /*default=*/"32",
-           "Columns of a contraction's register tile">,
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"native\"",
+           "CPU to tile for: native, x86-64-v3, x86-64-v4 or an LLVM CPU "
+           "name">,
+    Option<"cpuFeatures", "cpu-features", "std::string", /*default=*/"\"\"",
+           "Extra CPU features, as llc -mattr takes them (+avx2,-avx512f)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"0",
+           "Rows of a contraction's register tile (0: from the CPU)">,
+    Option<"cols", "cols", "int64_t", /*default=*/"0",
+           "Columns of a contraction's register tile (0: from the CPU)">,
+    Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"64",
+           "Reductions longer than this are split into steps of at most this "
+           "many (0: never)">,
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect"];

@@ -21,6 +21,7 @@
 #ifndef ATTN_COMPILER_COMPILER_H
 #define ATTN_COMPILER_COMPILER_H
 
+#include "attn/Codegen/CPU/CpuTarget.h"
 #include "attn/Frontend/Parser.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/CHeader/EntryAbi.h"
@@ -68,6 +69,11 @@ struct CompilerOptions {
   std::string chip = "sm_90";
   std::string ptxFeatures = "+ptx80";
   ForceOrder force = ForceOrder::Auto;
+  /// The CPU the code is compiled for (attn/Codegen/CPU/CpuTarget.h):
+  /// native, x86-64-v3, x86-64-v4 or an LLVM CPU name, with extra
+  /// features `+a,-b`.
+  std::string cpu = "native";
+  std::string cpuFeatures;
   /// Threads of the compiled CPU code; 0: every core.
   int64_t threads = 0;
   /// NVPTX: run the GPU kernels on the host (attn-emulate-gpu).
@@ -133,9 +139,9 @@ public:
   mlir::FailureOr<std::string>
   lowerToGPUBinary(mlir::ModuleOp module, mlir::attn::BinaryFormat format);
 
-  /// The host CPU's target machine at -O3 with position-independent code;
-  /// with \p portable, the generic CPU of its architecture (the host half of
-  /// GPU code, which may run elsewhere).
+  /// The target machine of the options' CPU at -O3 with position-independent
+  /// code; with \p portable, the generic CPU of the host's architecture (the
+  /// host half of GPU code, which may run elsewhere).
   std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(bool portable);
 
   /// Lowers \p module (from generateModule under \p sizes) with the target's
@@ -165,6 +171,9 @@ public:
 
   /// Loads an object of compileKernelObject into this process.
   std::unique_ptr<Kernel> loadKernel(CompiledObject compiled);
+
+  /// The options' CPU, resolved; writes an error for an unknown one.
+  std::optional<mlir::attn::CpuTarget> resolveCpu();
 
   //===--- The cost model ---------------------------------------------===//
 

@@ -36,6 +36,15 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
   PassOptions::Option<int64_t> tileSize{
       *this, "tile-size", llvm::cl::desc("Query/key tile of qk-first"),
       llvm::cl::init(64)};
+  PassOptions::Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("CPU the register tiles are chosen for: native, "
+                     "x86-64-v3, x86-64-v4 or an LLVM CPU name"),
+      llvm::cl::init("native")};
+  PassOptions::Option<std::string> cpuFeatures{
+      *this, "cpu-features",
+      llvm::cl::desc("Extra CPU features, as llc -mattr takes them"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Register-tile and vectorize the static tiles "

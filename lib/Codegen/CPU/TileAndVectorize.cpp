@@ -2,6 +2,8 @@
 
 #include "attn/Codegen/Passes.h"
 
+#include "attn/Codegen/CPU/CpuTarget.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -60,6 +62,17 @@ struct TileAndVectorizePass
   using AttnTileAndVectorizeBase::AttnTileAndVectorizeBase;
 
   void runOnOperation() override {
+    std::string why;
+    std::optional<attn::CpuTarget> target =
+        attn::resolveCpuTarget(cpu, cpuFeatures, why);
+    if (!target) {
+      getOperation().emitError("attn-tile-and-vectorize: ") << why;
+      return signalPassFailure();
+    }
+    attn::RegisterTile tile = target->registerTile();
+    int64_t tileRows = rows > 0 ? int64_t(rows) : tile.rows;
+    int64_t tileCols = cols > 0 ? int64_t(cols) : tile.cols;
+
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> candidates;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -78,8 +91,11 @@ struct TileAndVectorizePass
       if (isMatmul(op)) {
         scf::SCFTilingOptions options;
         options.setTileSizes(getAsIndexOpFoldResult(
-            &getContext(), {dividingTile(ranges[0], rows),
-                            dividingTile(ranges[1], cols), 0}));
+            &getContext(),
+            {dividingTile(ranges[0], tileRows), dividingTile(ranges[1], tileCols),
+             reductionTile > 0 && ranges[2] > reductionTile
+                 ? dividingTile(ranges[2], reductionTile)
+                 : 0}));
         rewriter.setInsertionPoint(op);
         FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
             rewriter, cast<TilingInterface>(op.getOperation()), options);

@@ -55,7 +55,7 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
           LinalgBuilder inner(ib);
           Value row0 = inner.mul(kt, inner.index(keyTile));
           Value kTile =
-              inner.tile2dColumns(paddedKT, bi, hi, row0, width, keyTile);
+              inner.panel(paddedKT, bi, hi, kt, width, keyTile);
           Value vTile = inner.tile2d(paddedV, bi, hi, row0, keyTile, valueDim);
           // S_t = S_{t-1} + phi(K_t)^T V_t
           Value newState = inner.matmulNN(kTile, vTile, iter[0]);

@@ -90,7 +90,8 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
   Value chunks = b.ceilDiv(longest, chunk);
   Value padded = b.mul(chunks, b.index(chunk));
   Value paddedQ = b.padRows(term.featureQ, padded);
-  Value paddedKT = b.transposeRows(b.padRows(term.featureK, padded));
+  Value paddedKT =
+      b.keyPanels(b.padRows(term.featureK, padded), chunks, chunk);
   Value paddedV = b.padRows(term.values, padded);
 
   Value out = b.empty({batch, heads, padded, valueDim});
@@ -117,7 +118,7 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
           Value cc = inner.index(chunk);
           Value qTile = inner.tile2d(paddedQ, bi, hi, row0, chunk, width);
           Value kTile =
-              inner.tile2dColumns(paddedKT, bi, hi, row0, width, chunk);
+              inner.panel(paddedKT, bi, hi, ci, width, chunk);
           Value vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
           Value prevState = iter[0], prevNorm = iter[1];
           Value num, den;

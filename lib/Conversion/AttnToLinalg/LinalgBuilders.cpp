@@ -111,16 +111,18 @@ Value LinalgBuilder::tile2d(Value tensor, Value bi, Value hi, Value row0,
                                         strides);
 }
 
-Value LinalgBuilder::tile2dColumns(Value tensor, Value bi, Value hi, Value col0,
-                                   Value rows, int64_t cols) {
+Value LinalgBuilder::panel(Value panels, Value bi, Value hi, Value index,
+                           Value width, int64_t tile) {
   auto type = RankedTensorType::get(
-      {getConstantIntValue(rows).value_or(ShapedType::kDynamic), cols},
+      {getConstantIntValue(width).value_or(ShapedType::kDynamic), tile},
       b.getF32Type());
-  SmallVector<OpFoldResult> offsets = {bi, hi, b.getIndexAttr(0), col0};
+  SmallVector<OpFoldResult> offsets = {bi, hi, index, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     ofr(rows), b.getIndexAttr(cols)};
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
+                                     b.getIndexAttr(1), ofr(width),
+                                     b.getIndexAttr(tile)};
+  SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, type, panels, offsets, sizes,
                                         strides);
 }
 
@@ -136,11 +138,24 @@ Value LinalgBuilder::tile1d(Value tensor, Value bi, Value hi, Value cols) {
                                         strides);
 }
 
-Value LinalgBuilder::transposeRows(Value tensor) {
-  Value init =
-      empty({dim(tensor, 0), dim(tensor, 1), dim(tensor, 3), dim(tensor, 2)});
-  return linalg::TransposeOp::create(b, tensor, init,
-                                     ArrayRef<int64_t>{0, 1, 3, 2})
+Value LinalgBuilder::keyPanels(Value tensor, Value tiles, int64_t tile) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value width = dim(tensor, 3);
+  std::optional<int64_t> staticTiles = getConstantIntValue(tiles);
+  SmallVector<int64_t> split = {type.getDimSize(0), type.getDimSize(1),
+                                staticTiles.value_or(ShapedType::kDynamic),
+                                tile, type.getDimSize(3)};
+  SmallVector<OpFoldResult> splitSizes = {ofr(dim(tensor, 0)),
+                                          ofr(dim(tensor, 1)), ofr(tiles),
+                                          b.getIndexAttr(tile), ofr(width)};
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}, {4}};
+  Value rows = tensor::ExpandShapeOp::create(
+      b, RankedTensorType::get(split, b.getF32Type()), tensor, groups,
+      splitSizes);
+  Value init = empty({dim(tensor, 0), dim(tensor, 1), tiles, width,
+                      index(tile)});
+  return linalg::TransposeOp::create(b, rows, init,
+                                     ArrayRef<int64_t>{0, 1, 2, 4, 3})
       .getResult()[0];
 }
 
@@ -208,10 +223,15 @@ Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
   return generic(
       init, {a}, {map(2, {0, 1}), map(2, {0})}, {kPar, kRed},
       [isMax](OpBuilder &ob, Location loc, ValueRange args) {
+        // The order of a row's terms is unspecified (tiles already split
+        // it): reassoc lets LLVM vectorize the row loop.
+        auto reassoc = arith::FastMathFlagsAttr::get(
+            ob.getContext(), arith::FastMathFlags::reassoc);
         if (isMax)
-          return arith::MaximumFOp::create(ob, loc, args[0], args[1])
+          return arith::MaximumFOp::create(ob, loc, args[0], args[1], reassoc)
               .getResult();
-        return arith::AddFOp::create(ob, loc, args[0], args[1]).getResult();
+        return arith::AddFOp::create(ob, loc, args[0], args[1], reassoc)
+            .getResult();
       });
 }
 
@@ -226,10 +246,11 @@ PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
   padded.keyTiles = b.ceilDiv(term.keys, keyTile);
   padded.queries =
       b.padRows(term.featureQ, b.mul(padded.queryTiles, b.index(queryTile)));
-  // K is transposed once so that every tile product is a plain matmul with
-  // contiguous rows on both sides.
-  padded.keysT = b.transposeRows(
-      b.padRows(term.featureK, b.mul(padded.keyTiles, b.index(keyTile))));
+  // K is transposed once, tile by tile, so that every tile product is a
+  // plain matmul with contiguous rows on both sides.
+  padded.keysT = b.keyPanels(
+      b.padRows(term.featureK, b.mul(padded.keyTiles, b.index(keyTile))),
+      padded.keyTiles, keyTile);
   padded.values =
       b.padRows(term.values, b.mul(padded.keyTiles, b.index(keyTile)));
   return padded;

@@ -149,7 +149,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           LinalgBuilder inner(ib);
           Value col0 = inner.mul(kt, inner.index(keyTile));
           Value kTile =
-              inner.tile2dColumns(paddedKT, bi, hi, col0, term.width, keyTile);
+              inner.panel(paddedKT, bi, hi, kt, term.width, keyTile);
           Value vTile =
               inner.tile2d(paddedV, bi, hi, col0, keyTile, term.valueDim);
           // Square tiles (all the pass builds today) share one constant.

@@ -70,13 +70,16 @@ public:
                Value cols);
   Value tile2d(Value tensor, Value bi, Value hi, Value row0, Value rows,
                Value cols);
-  /// The 2-D slice [rows, cols] of the 4-D \p tensor at (bi, hi, 0, col0).
-  Value tile2dColumns(Value tensor, Value bi, Value hi, Value col0, Value rows,
-                      int64_t cols);
+  /// The [width, tile] panel \p index of key panels (keyPanels) at (bi, hi).
+  Value panel(Value panels, Value bi, Value hi, Value index, Value width,
+              int64_t tile);
   /// The 1-D slice [cols] of the 3-D \p tensor at (bi, hi, 0).
   Value tile1d(Value tensor, Value bi, Value hi, Value cols);
-  /// [B, H, L, X] -> [B, H, X, L]
-  Value transposeRows(Value tensor);
+  /// [B, H, T·tile, X] -> [B, H, T, X, tile]: every tile of rows transposed
+  /// into its own contiguous panel. A tile product then reads K^T with a
+  /// row stride of `tile` floats, not of the sequence length (a stride of
+  /// 4 KiB or a multiple maps every row to one L1 set and thrashes it).
+  Value keyPanels(Value tensor, Value tiles, int64_t tile);
   /// Pads the sequence dimension (2) of a 4-D tensor with zero rows up to
   /// \p length.
   Value padRows(Value tensor, Value length);

@@ -1,20 +1,32 @@
-// RUN: attn-opt %s --attn-tile-and-vectorize | FileCheck %s
-// RUN: attn-opt %s --attn-tile-and-vectorize=rows=4 | FileCheck %s --check-prefix=ROWS4
+// RUN: attn-opt %s --attn-tile-and-vectorize=cpu=x86-64-v3 | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-tile-and-vectorize=cpu=x86-64-v4 | FileCheck %s --check-prefix=AVX512
+// RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v4 cpu-features=-avx512f" | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 rows=2 cols=8" | FileCheck %s --check-prefix=ROWS2
+// RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 reduction-tile=0" | FileCheck %s --check-prefix=WHOLE
+// RUN: attn-opt %s --pass-pipeline="builtin.module(func.func(attn-tile-and-vectorize{cpu=x86-64-v3},canonicalize,loop-invariant-subset-hoisting))" | FileCheck %s --check-prefix=HOIST
+// RUN: not attn-opt %s --attn-tile-and-vectorize=cpu=pentium-9 2>&1 | FileCheck %s --check-prefix=BADCPU
+// RUN: not attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 cpu-features=+warp-drive" 2>&1 | FileCheck %s --check-prefix=BADFEATURE
 
 #a = affine_map<(i, j, k) -> (i, k)>
 #b = affine_map<(i, j, k) -> (k, j)>
 #c = affine_map<(i, j, k) -> (i, j)>
 #e = affine_map<(i, j) -> (i, j)>
 
-// A static tile product becomes 8x32 register tiles, each one
-// vector.contract over the whole reduction.
-// CHECK-LABEL: func.func @tile_product(
-// CHECK:         scf.for
-// CHECK:           scf.for
-// CHECK:             vector.contract {{.*}} : vector<8x64xf32>, vector<64x32xf32> into vector<8x32xf32>
-// CHECK-NOT:     linalg.generic
-// ROWS4-LABEL: func.func @tile_product(
-// ROWS4:             vector.contract {{.*}} : vector<4x64xf32>, vector<64x32xf32> into vector<4x32xf32>
+// C[i, j] += A[i, k] B[k, j] becomes register tiles that fit the CPU's
+// vector registers: AVX2 (16 registers of 8 floats) 4x16 = 8 accumulators
+// + 2 B vectors + 1 broadcast; AVX-512 (32 of 16) 8x32 = 16 + 2 + 1.
+// The reduction of 64 is one vector.contract.
+// AVX2-LABEL: func.func @tile_product(
+// AVX2:         scf.for
+// AVX2:           scf.for
+// AVX2:             vector.contract {{.*}} : vector<4x64xf32>, vector<64x16xf32> into vector<4x16xf32>
+// AVX2-NOT:     linalg.generic
+// AVX512-LABEL: func.func @tile_product(
+// AVX512:             vector.contract {{.*}} : vector<8x64xf32>, vector<64x32xf32> into vector<8x32xf32>
+// ROWS2-LABEL: func.func @tile_product(
+// ROWS2:             vector.contract {{.*}} : vector<2x64xf32>, vector<64x8xf32> into vector<2x8xf32>
+// BADCPU: error: attn-tile-and-vectorize: unknown CPU 'pentium-9'
+// BADFEATURE: error: attn-tile-and-vectorize: unknown CPU feature 'warp-drive'
 func.func @tile_product(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
@@ -26,11 +38,38 @@ func.func @tile_product(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor
   return %0 : tensor<64x64xf32>
 }
 
+// A reduction of 1000 (a key tile of 1000) is a rolled loop of 125 steps
+// of 8: code size does not grow with the tile. After
+// loop-invariant-subset-hoisting (as attn-lower-to-llvm runs it) the
+// accumulator tile is carried in registers across the steps.
+// reduction-tile=0 keeps it whole.
+// AVX2-LABEL: func.func @long_reduction(
+// AVX2:         scf.for
+// AVX2:           scf.for
+// AVX2:             scf.for %{{.*}} = %c0 to %c1000 step %c8
+// AVX2:               vector.contract {{.*}} : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
+// HOIST-LABEL: func.func @long_reduction(
+// HOIST:             %[[ACC:.*]] = vector.transfer_read
+// HOIST:             scf.for %{{.*}} = %c0 to %c1000 step %c8 iter_args({{.*}}%{{.*}} = %[[ACC]]) -> ({{.*}}vector<4x16xf32>)
+// HOIST:               vector.contract {{.*}} : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
+// WHOLE-LABEL: func.func @long_reduction(
+// WHOLE:             vector.contract {{.*}} : vector<4x1000xf32>, vector<1000x16xf32> into vector<4x16xf32>
+func.func @long_reduction(%a: tensor<64x1000xf32>, %b: tensor<1000x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x1000xf32>, tensor<1000x64xf32>) outs(%c : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
 // Dynamic ranges and elementwise steps are left to the loop lowering.
-// CHECK-LABEL: func.func @dynamic_and_elementwise(
-// CHECK-NOT:     vector.
-// CHECK:         linalg.generic
-// CHECK:         linalg.generic
+// AVX2-LABEL: func.func @dynamic_and_elementwise(
+// AVX2-NOT:     vector.
+// AVX2:         linalg.generic
+// AVX2:         linalg.generic
 func.func @dynamic_and_elementwise(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %c: tensor<?x64xf32>, %d: tensor<64x64xf32>) -> (tensor<?x64xf32>, tensor<64x64xf32>) {
   %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%c : tensor<?x64xf32>) {

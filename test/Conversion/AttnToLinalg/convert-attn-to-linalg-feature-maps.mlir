@@ -22,7 +22,8 @@
 // CHECK:           linalg.yield %[[PHI]] : f32
 // CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
 // CHECK:           arith.cmpf ogt
-// CHECK:         linalg.transpose ins(%[[PHIK]] : tensor<1x1x8x4xf32>)
+// CHECK:         %[[PHIKP25:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x2x4x4xf32>
+// CHECK:         linalg.transpose ins(%[[PHIKP25]] : tensor<1x1x2x4x4xf32>) outs(%{{.*}} : tensor<1x1x2x4x4xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK:         scf.for
 // CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %[[PHIQ]]
@@ -45,7 +46,8 @@ func.func @elu1(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-NEXT:      linalg.yield %[[R]] : f32
 // CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
 // CHECK:           arith.maximumf
-// CHECK:         linalg.transpose ins(%[[PHIK]] : tensor<1x1x8x4xf32>)
+// CHECK:         %[[PHIKP48:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x2x4x4xf32>
+// CHECK:         linalg.transpose ins(%[[PHIKP48]] : tensor<1x1x2x4x4xf32>) outs(%{{.*}} : tensor<1x1x2x4x4xf32>) permutation = [0, 1, 2, 4, 3]
 func.func @relu(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel relu (%q, %k, %v) order kv_first : !t, !t, !t -> !t
   return %0 : !t
@@ -86,7 +88,8 @@ func.func @relu(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         linalg.generic {{.*}} ins(%[[K]], %[[W]] : tensor<1x1x8x4xf32>, tensor<6x4xf32>)
 // CHECK:         linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
 // CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x6xf32>, tensor<1x1x8xf32>)
-// CHECK:         linalg.transpose ins(%[[PHIK]] : tensor<1x1x8x6xf32>) outs(%{{.*}} : tensor<1x1x6x8xf32>)
+// CHECK:         %[[PHIKP89:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x2x4x6xf32>
+// CHECK:         linalg.transpose ins(%[[PHIKP89]] : tensor<1x1x2x4x6xf32>) outs(%{{.*}} : tensor<1x1x2x6x4xf32>) permutation = [0, 1, 2, 4, 3]
 // the state is W x E = 6 x 4
 // CHECK:         scf.for {{.*}} -> (tensor<6x4xf32>, tensor<6xf32>)
 func.func @favor_plus(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
@@ -125,7 +128,8 @@ func.func @favor_plus(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
 // CHECK:         linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
 // CHECK:           math.sin
 // CHECK:         %[[PHIK:.+]] = tensor.insert_slice {{.*}}[0, 0, 0, 4] [1, 1, 8, 4]
-// CHECK:         linalg.transpose ins(%[[PHIK]] : tensor<1x1x8x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>)
+// CHECK:         %[[PHIKP128:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x2x4x8xf32>
+// CHECK:         linalg.transpose ins(%[[PHIKP128]] : tensor<1x1x2x4x8xf32>) outs(%{{.*}} : tensor<1x1x2x8x4xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK:         scf.for {{.*}} -> (tensor<8x4xf32>, tensor<8xf32>)
 func.func @cosformer(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel cosformer (%q, %k, %v) order kv_first : !t, !t, !t -> !t
@@ -144,7 +148,8 @@ func.func @cosformer(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         ^bb0(%[[X:[a-z0-9_]+]]: f32, %{{.*}}: f32):
 // CHECK-NEXT:      %[[XS:.+]] = arith.mulf %[[X]], %[[S]] : f32
 // CHECK-NEXT:      linalg.yield %[[XS]] : f32
-// CHECK:         linalg.transpose ins(%[[K]] : tensor<1x1x8x4xf32>)
+// CHECK:         %[[KP147:.+]] = tensor.expand_shape %[[K]] {{.*}} into tensor<1x1x2x4x4xf32>
+// CHECK:         linalg.transpose ins(%[[KP147]] : tensor<1x1x2x4x4xf32>) outs(%{{.*}} : tensor<1x1x2x4x4xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %[[QS]]
 func.func @softmax_scale(%q: !t, %k: !t, %v: !t) -> !t {
@@ -193,7 +198,8 @@ func.func @softmax_dynamic_d(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         %[[VP:.+]] = linalg.generic {indexing_maps = [#[[P_MAP]], #[[X_MAP]], #[[O_MAP]]], {{.*}} ins(%[[F]], %[[V]] : tensor<2x8xf32>, tensor<1x1x8x4xf32>) outs(%{{.*}} : tensor<1x1x2x4xf32>)
 // CHECK:         %[[QS:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>)
 // CHECK:         %[[KPAD:.+]] = tensor.pad %[[KP]] low[0, 0, 0, 0] high[0, 0, 2, 0]
-// CHECK:         linalg.transpose ins(%[[KPAD]] : tensor<1x1x4x4xf32>)
+// CHECK:         %[[KPADP196:.+]] = tensor.expand_shape %[[KPAD]] {{.*}} into tensor<1x1x1x4x4xf32>
+// CHECK:         linalg.transpose ins(%[[KPADP196]] : tensor<1x1x1x4x4xf32>) outs(%{{.*}} : tensor<1x1x1x4x4xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK:         tensor.pad %[[VP]] low[0, 0, 0, 0] high[0, 0, 2, 0]
 // CHECK:         scf.forall
 // CHECK:           linalg.index 1 : index

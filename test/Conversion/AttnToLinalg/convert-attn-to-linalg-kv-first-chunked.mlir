@@ -16,7 +16,9 @@
 // CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x8x4xf32>
 // CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x8x4xf32>)
+// K^T chunk by chunk: [1, 2, 4 chunks, 2 keys, 4] -> [1, 2, 4, 4, 2]
+// CHECK:         %[[KP:.+]] = tensor.expand_shape %[[K]] {{.*}} into tensor<1x2x4x2x4xf32>
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[KP]] : tensor<1x2x4x2x4xf32>) {{.*}} permutation = [0, 1, 2, 4, 3]
 // CHECK:         %[[RES:.+]] = scf.forall (%[[H:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x2x8x4xf32>)
 // S_0 = 0, z_0 = 0; the head's rows are written chunk by chunk into [8, 4]
 // CHECK:           %[[S0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4x4xf32>
@@ -25,7 +27,7 @@
 // CHECK:           %[[LOOP:.+]]:3 = scf.for %[[CI:[a-z0-9]+]] = %c0 to %c4 step %c1 iter_args(%[[S:[a-z0-9]+]] = %[[S0]], %[[Z:[a-z0-9]+]] = %[[Z0]], %[[HEAD:[a-z0-9]+]] = %[[HEAD0]]) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<8x4xf32>)
 // CHECK:             %[[ROW0:.+]] = arith.muli %[[CI]], %c2 : index
 // CHECK:             %[[QC:.+]] = tensor.extract_slice %[[Q]][0, %[[H]], %[[ROW0]], 0] [1, 1, 2, 4] {{.*}} to tensor<2x4xf32>
-// CHECK:             %[[KC:.+]] = tensor.extract_slice %[[KT]][0, %[[H]], 0, %[[ROW0]]] [1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
+// CHECK:             %[[KC:.+]] = tensor.extract_slice %[[KT]][0, %[[H]], %[[CI]], 0, 0] [1, 1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
 // CHECK:             %[[VC:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 2, 4] {{.*}} to tensor<2x4xf32>
 // num = phi(Q_c) S_{c-1}
 // CHECK:             %[[NUM0:.+]] = linalg.generic {{.*}} ins(%[[QC]], %[[S]] : tensor<2x4xf32>, tensor<4x4xf32>) outs(%{{.*}} : tensor<2x4xf32>)
@@ -101,7 +103,7 @@ func.func @block_causal_reset(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK:         scf.for %{{.*}} = %c0 to %c2 step %c1 {{.*}} -> (tensor<4x4xf32>, tensor<4xf32>, tensor<8x4xf32>)
 // CHECK:           tensor.extract_slice {{.*}} [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
-// CHECK:           %[[KC:.+]] = tensor.extract_slice {{.*}} [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
+// CHECK:           %[[KC:.+]] = tensor.extract_slice {{.*}} [1, 1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
 // CHECK:           %[[VC:.+]] = tensor.extract_slice {{.*}} [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
 // CHECK:           arith.cmpi ule
 // CHECK:           %[[NEWS:.+]] = linalg.generic {{.*}} ins(%[[KC]], %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>)

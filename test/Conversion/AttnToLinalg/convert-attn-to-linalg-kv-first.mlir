@@ -19,8 +19,9 @@
 // CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x8x4xf32>
 // CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// phi = identity: K^T is the transposed key itself
-// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x8x4xf32>)
+// phi = identity: K^T is the transposed key itself, tile by tile
+// CHECK:         %[[KP:.+]] = tensor.expand_shape %[[K]] {{.*}} into tensor<1x2x2x4x4xf32>
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[KP]] : tensor<1x2x2x4x4xf32>) {{.*}} permutation = [0, 1, 2, 4, 3]
 // State pass: [B, H, W, E] states and [B, H, W] normalisers.
 // CHECK:         %[[STATES:.+]]:2 = scf.forall (%[[H:.+]]) in (2) shared_outs(%[[SOUT:[a-z0-9]+]] = %{{.*}}, %[[ZOUT:[a-z0-9]+]] = %{{.*}}) -> (tensor<1x2x4x4xf32>, tensor<1x2x4xf32>)
 // S_0 = 0, z_0 = 0
@@ -28,7 +29,7 @@
 // CHECK:           %[[Z0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4xf32>
 // CHECK:           %[[LOOP:.+]]:2 = scf.for %[[KI:[a-z0-9]+]] = %c0 to %c2 step %c1 iter_args(%[[S:[a-z0-9]+]] = %[[S0]], %[[Z:[a-z0-9]+]] = %[[Z0]]) -> (tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:             %[[ROW0:.+]] = arith.muli %[[KI]], %c4 : index
-// CHECK:             %[[KTILE:.+]] = tensor.extract_slice %[[KT]][0, %[[H]], 0, %[[ROW0]]] [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
+// CHECK:             %[[KTILE:.+]] = tensor.extract_slice %[[KT]][0, %[[H]], %[[KI]], 0, 0] [1, 1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
 // CHECK:             %[[VTILE:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
 // S_t = S_{t-1} + phi(K_t)^T V_t
 // CHECK:             %[[NEWS:.+]] = linalg.generic {indexing_maps = [#[[MM_A]], #[[MM_B]], #[[MM_C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[KTILE]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
@@ -90,7 +91,8 @@ func.func @kv_first_state(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         %[[KTILES:.+]] = arith.ceildivui %[[M]], %c4 : index
 // CHECK:         tensor.pad %[[PHIQ]]
 // CHECK:         %[[PADK:.+]] = tensor.pad %[[PHIK]]
-// CHECK:         linalg.transpose ins(%[[PADK]] : tensor<1x2x?x4xf32>)
+// CHECK:         %[[PADKP:.+]] = tensor.expand_shape %[[PADK]] {{.*}} output_shape [1, 2, %[[KTILES]], 4, 4] : tensor<1x2x?x4xf32> into tensor<1x2x?x4x4xf32>
+// CHECK:         linalg.transpose ins(%[[PADKP]] : tensor<1x2x?x4x4xf32>)
 // CHECK:         scf.forall (%{{.*}}) in (2) shared_outs
 // CHECK:           scf.for %{{.*}} = %c0 to %[[KTILES]] step %c1
 // CHECK:         %[[RES:.+]] = scf.forall (%{{.*}}, %{{.*}}) in (2, %[[QTILES]])

@@ -15,8 +15,10 @@
 // Q' = Q s (s = 1/sqrt(D) = 0.5), once per row
 // CHECK:         %[[QS:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>)
 // CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
-// K^T once, so that every score tile is a plain matmul
-// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x1x8x4xf32>) {{.*}} permutation = [0, 1, 3, 2]
+// K^T once, tile by tile (panel t = K[tT:(t+1)T]^T, contiguous), so that
+// every score tile is a plain matmul
+// CHECK:         %[[KP:.+]] = tensor.expand_shape %[[K]] {{\[}}[0], [1], [2, 3], [4]] {{.*}} into tensor<1x1x2x4x4xf32>
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[KP]] : tensor<1x1x2x4x4xf32>) {{.*}} permutation = [0, 1, 2, 4, 3]
 // CHECK:         %[[RES:.+]] = scf.forall (%[[QT:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x1x8x4xf32>)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
 // CHECK:           %[[QTILE:.+]] = tensor.extract_slice %[[QS]][0, 0, %[[ROW0]], 0] [1, 1, 4, 4] {{.*}} to tensor<4x4xf32>
@@ -26,7 +28,7 @@
 // CHECK:           %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4x4xf32>
 // CHECK:           %[[LOOP:.+]]:3 = scf.for %[[KI:[a-z0-9]+]] = %c0 to %c2 step %c1 iter_args(%[[M:[a-z0-9]+]] = %[[M0]], %[[Z:[a-z0-9]+]] = %[[Z0]], %[[ACC:[a-z0-9]+]] = %[[ACC0]]) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>)
 // CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
-// CHECK:             %[[KTILE:.+]] = tensor.extract_slice %[[KT]][0, 0, 0, %[[COL0]]] [1, 1, 4, 4]
+// CHECK:             %[[KTILE:.+]] = tensor.extract_slice %[[KT]][0, 0, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
 // CHECK:             %[[VTILE:.+]] = tensor.extract_slice %[[V]][0, 0, %[[COL0]], 0] [1, 1, 4, 4]
 // S = Q_t K_t^T
 // CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QTILE]], %[[KTILE]] : tensor<4x4xf32>, tensor<4x4xf32>)
@@ -131,13 +133,14 @@ func.func @relu2_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:           arith.maximumf
 // CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
 // CHECK:           arith.maximumf
-// CHECK:         %[[PHIKT:.+]] = linalg.transpose ins(%[[PHIK]] : tensor<1x1x8x4xf32>)
+// CHECK:         %[[PHIKP:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x4x2x4xf32>
+// CHECK:         %[[PHIKT:.+]] = linalg.transpose ins(%[[PHIKP]] : tensor<1x1x4x2x4xf32>) {{.*}} permutation = [0, 1, 2, 4, 3]
 // CHECK:         scf.forall (%[[QT:.+]]) in (4)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c2 : index
 // CHECK:           tensor.extract_slice %[[PHIQ]][0, 0, %[[ROW0]], 0] [1, 1, 2, 4]
 // CHECK:           %[[LOOP:.+]]:2 = scf.for %{{.*}} = %c0 to %c4 step %c1 {{.*}} -> (tensor<2xf32>, tensor<2x4xf32>)
 // S = phi(Q_t) phi(K_t)^T, 2x2
-// CHECK:             tensor.extract_slice %[[PHIKT]]{{.*}} [1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
+// CHECK:             tensor.extract_slice %[[PHIKT]]{{.*}} [1, 1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
 // CHECK:             linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<2x2xf32>)
 // O = acc / (z + eps)
 // CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[LOOP]]#0 : tensor<2x4xf32>, tensor<2xf32>)

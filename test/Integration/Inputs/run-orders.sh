@@ -8,7 +8,8 @@
 # DIR/ORDER/out.npy with the reference output using compare.py (global and
 # row-wise tolerance $TOL, default 1e-4). Prints one line per order,
 # `NAME ORDER: agree: ...` (NAME is the spec file's name without .attn);
-# exits 1 at the first failure. $THREADS (default 2) is passed as --threads.
+# exits 1 at the first failure. $THREADS (default 2) is passed as --threads,
+# $ATTN_TEST_CPU (default native) as --cpu.
 set -e
 attnc=$1 python=$2 dir=$3 spec=$4 orders=$5
 shift 5
@@ -19,6 +20,7 @@ rm -rf "$dir"
 for order in $(echo "$orders" | tr ',' ' '); do
   if [ "$order" = auto ]; then force=""; else force="--force-order=$order"; fi
   "$attnc" run "$spec" "$@" --inputs "$dir/ref" --threads "${THREADS:-2}" $force \
+    --cpu="${ATTN_TEST_CPU:-native}" \
     --check --save "$dir/$order" > "$dir/$order.log"
   "$python" "$here/compare.py" "$dir/$order/out.npy" "$dir/ref/out.npy" \
     --tol "${TOL:-1e-4}" --label "$name $order"
