@@ -41,30 +41,6 @@ RegisterTile CpuTarget::registerTile() const {
   return best;
 }
 
-std::string CpuTarget::isaName() const {
-  llvm::Triple parsed(triple);
-  if (!parsed.isX86())
-    return parsed.getArchName().str();
-  if (vectorBits >= 512)
-    return "AVX-512";
-  if (vectorBits >= 256)
-    return fma ? "AVX2+FMA" : "AVX";
-  return "SSE";
-}
-
-std::string CpuTarget::describe() const {
-  std::string text = cpu + " (" + isaName() + "): " +
-                     std::to_string(vectorBits) + "-bit vectors, " +
-                     std::to_string(vectorRegisters) + " registers, " +
-                     (fma ? "FMA" : "no FMA") + ", L1d " +
-                     std::to_string(l1dBytes / 1024) + " KiB, L2 " +
-                     std::to_string(l2Bytes / 1024) + " KiB";
-  RegisterTile tile = registerTile();
-  text += ", register tile " + std::to_string(tile.rows) + "x" +
-          std::to_string(tile.cols);
-  return text;
-}
-
 /// Size in bytes of the host's data cache at \p level, or std::nullopt.
 static std::optional<int64_t> hostCacheBytes(unsigned level) {
   for (unsigned index = 0; index < 8; ++index) {
@@ -97,13 +73,41 @@ static std::optional<int64_t> hostCacheBytes(unsigned level) {
   return std::nullopt;
 }
 
-/// The host's CPU features as a feature string (`+a,-b,...`).
-static std::string hostFeatures() {
-  llvm::SmallVector<std::string> features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features.push_back((feature.second ? "+" : "-") + feature.first().str());
-  llvm::sort(features);
-  return llvm::join(features, ",");
+/// What `native` means, read once per process: every pass run and option
+/// resolves the CPU, and the host does not change under it.
+struct HostCpu {
+  std::string cpu;
+  /// The host's CPU features as a feature string (`+a,-b,...`).
+  std::string features;
+  std::optional<int64_t> l1dBytes, l2Bytes;
+};
+
+static const HostCpu &hostCpu() {
+  static const HostCpu host = [] {
+    HostCpu info;
+    info.cpu = llvm::sys::getHostCPUName().str();
+    llvm::SmallVector<std::string> features;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.push_back((feature.second ? "+" : "-") + feature.first().str());
+    llvm::sort(features);
+    info.features = llvm::join(features, ",");
+    info.l1dBytes = hostCacheBytes(1);
+    info.l2Bytes = hostCacheBytes(2);
+    return info;
+  }();
+  return host;
+}
+
+/// The subtarget of \p cpu with \p features on \p triple, or null.
+static std::unique_ptr<llvm::MCSubtargetInfo>
+createSubtarget(const std::string &triple, const std::string &cpu,
+                const std::string &features, std::string &error) {
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!llvmTarget)
+    return nullptr;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      llvmTarget->createMCSubtargetInfo(llvm::Triple(triple), cpu, features));
 }
 
 std::optional<CpuTarget>
@@ -114,23 +118,21 @@ mlir::attn::resolveCpuTarget(const std::string &name,
 
   CpuTarget target;
   target.triple = llvm::sys::getProcessTriple();
+  llvm::Triple triple(target.triple);
+  // A generic subtarget first: it knows the valid CPU and feature names
+  // without warning about an unknown one.
   std::string lookupError;
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(llvm::Triple(target.triple), lookupError);
-  if (!llvmTarget) {
+  std::unique_ptr<llvm::MCSubtargetInfo> generic =
+      createSubtarget(target.triple, "", "", lookupError);
+  if (!lookupError.empty()) {
     error = "no code generator for the host '" + target.triple +
             "': " + lookupError;
     return std::nullopt;
   }
-  llvm::Triple triple(target.triple);
-  // A generic subtarget first: it knows the valid CPU and feature names
-  // without warning about an unknown one.
-  std::unique_ptr<llvm::MCSubtargetInfo> generic(
-      llvmTarget->createMCSubtargetInfo(triple, "", ""));
   bool native = name.empty() || name == "native";
   if (native) {
-    target.cpu = llvm::sys::getHostCPUName().str();
-    target.features = hostFeatures();
+    target.cpu = hostCpu().cpu;
+    target.features = hostCpu().features;
   } else {
     if (!generic || !generic->isCPUStringValid(name)) {
       error = "unknown CPU '" + name + "' for " + target.triple +
@@ -164,8 +166,8 @@ mlir::attn::resolveCpuTarget(const std::string &name,
     target.features += (target.features.empty() ? "" : ",") + features;
   }
 
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      llvmTarget->createMCSubtargetInfo(triple, target.cpu, target.features));
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+      createSubtarget(target.triple, target.cpu, target.features, lookupError);
   auto has = [&](const char *feature) {
     return subtarget && subtarget->checkFeatures(std::string("+") + feature);
   };
@@ -180,21 +182,16 @@ mlir::attn::resolveCpuTarget(const std::string &name,
   }
   target.l2Bytes = target.vectorBits >= 512 ? 1024 * 1024 : 512 * 1024;
   if (native) {
-    target.l1dBytes = hostCacheBytes(1).value_or(target.l1dBytes);
-    target.l2Bytes = hostCacheBytes(2).value_or(target.l2Bytes);
+    target.l1dBytes = hostCpu().l1dBytes.value_or(target.l1dBytes);
+    target.l2Bytes = hostCpu().l2Bytes.value_or(target.l2Bytes);
   }
   return target;
 }
 
 std::string mlir::attn::featuresMissingOnHost(const CpuTarget &target) {
   std::string error;
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(llvm::Triple(target.triple), error);
-  if (!llvmTarget)
-    return "";
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      llvmTarget->createMCSubtargetInfo(llvm::Triple(target.triple),
-                                        target.cpu, target.features));
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+      createSubtarget(target.triple, target.cpu, target.features, error);
   if (!subtarget)
     return "";
   llvm::SmallVector<std::string> missing;

@@ -35,9 +35,8 @@ struct CpuTarget {
   /// Width of one vector register and how many there are.
   unsigned vectorBits = 128;
   unsigned vectorRegisters = 16;
-  /// Fused multiply-add, and how many FMA pipes issue per cycle.
+  /// Fused multiply-add.
   bool fma = false;
-  unsigned fmaUnits = 2;
   /// Data cache sizes per core (read from the host for `native`; typical
   /// values of the named CPU otherwise).
   int64_t l1dBytes = 32 * 1024;
@@ -50,13 +49,6 @@ struct CpuTarget {
   /// and broadcast fit in the vector registers (powers of two, so that it
   /// divides the power-of-two tiles of convert-attn-to-linalg).
   RegisterTile registerTile() const;
-
-  /// One line: `znver3 (x86_64): 256-bit vectors, 16 registers, FMA, ...`.
-  std::string describe() const;
-
-  /// The ISA level an x86 CPU reaches: `AVX-512`, `AVX2+FMA`, `AVX`,
-  /// `SSE`; the architecture's name elsewhere.
-  std::string isaName() const;
 };
 
 /// The CPU \p name (`native`, empty = native, or an LLVM CPU name of the
