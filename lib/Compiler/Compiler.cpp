@@ -287,6 +287,7 @@ mlir::LogicalResult Compiler::lowerToLinalg(mlir::ModuleOp module) {
     select.target = gpu.target;
     select.chunk = gpu.chunk;
     convert.tileSize = gpu.tileSize;
+    convert.staticTiles = true;
   }
   pm.addPass(mlir::attn::createAttnSelectOrder(select));
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();

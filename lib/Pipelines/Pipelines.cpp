@@ -28,11 +28,12 @@ using namespace mlir::attn;
 /// target can add its tensor-level passes.
 static OpPassManager &addLinalgLowering(OpPassManager &pm,
                                         const AttnSelectOrderOptions &select,
-                                        int64_t tileSize) {
+                                        int64_t tileSize, bool staticTiles) {
   pm.addPass(createAttnSelectOrder(select));
   pm.addPass(createAttnDestinationAbi());
   ConvertAttnToLinalgOptions convert;
   convert.tileSize = tileSize;
+  convert.staticTiles = staticTiles;
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertAttnToLinalg(convert));
   func.addPass(createCanonicalizerPass());
@@ -41,10 +42,21 @@ static OpPassManager &addLinalgLowering(OpPassManager &pm,
 }
 
 /// One-shot bufferization with identity-layout function boundaries.
-static void addBufferization(OpPassManager &pm) {
+/// \p inPlaceTiles: a tile computed into a tensor.empty and inserted into
+/// the output is computed in place in the output instead (no tile buffer
+/// and copy). The GPU mapping needs every buffer a branch yields allocated
+/// in that branch, which this breaks.
+static void addBufferization(OpPassManager &pm, bool inPlaceTiles) {
+  if (inPlaceTiles)
+    pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A fresh tile yielded by both branches of an scf.if keeps an identity
+  // layout: a fully dynamic one (the default) makes every vector read of it
+  // a loop of scalar loads.
+  bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
@@ -73,7 +85,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   AttnSelectOrderOptions select;
   select.target = options.target;
   select.force = options.force;
-  OpPassManager &func = addLinalgLowering(pm, select, options.tileSize);
+  OpPassManager &func = addLinalgLowering(pm, select, options.tileSize,
+                                        /*staticTiles=*/false);
   if (options.vectorize) {
     AttnTileAndVectorizeOptions tiles;
     tiles.cpu = options.cpu;
@@ -84,7 +97,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     func.addPass(createLoopInvariantSubsetHoistingPass());
     func.addPass(createCanonicalizerPass());
   }
-  addBufferization(pm);
+  addBufferization(pm, /*inPlaceTiles=*/true);
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 
@@ -117,8 +130,8 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   select.target = options.target;
   select.force = options.force;
   select.chunk = options.chunk;
-  addLinalgLowering(pm, select, options.tileSize);
-  addBufferization(pm);
+  addLinalgLowering(pm, select, options.tileSize, /*staticTiles=*/true);
+  addBufferization(pm, /*inPlaceTiles=*/false);
 
   AttnMapToGPUOptions map;
   map.threads = options.threads;

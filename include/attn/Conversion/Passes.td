@@ -9,7 +9,8 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   let summary = "Lower attn.term and attn.combine to tiled linalg on tensors";
   let description = [{
     Each term becomes its feature rows (computed once per row, padded to
-    whole tiles), then the order it carries: qk-first as a scf.forall over
+    whole tiles, or per tile by unmasked kv-first without `static-tiles`),
+    then the order it carries: qk-first as a scf.forall over
     (batch, head, query tile) with an online normaliser over the visible key
     tiles (no N×M matrix), kv-first as a state pass and a query pass, or,
     with a causal or block mask, a loop over chunks carrying a w×E state.
@@ -19,11 +20,18 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
   let options = [
     Option<"tileSize", "tile-size", "int64_t", /*default=*/"64",
            "Query/key tile of qk-first and default chunk of kv-first">,
+    Option<"staticTiles", "static-tiles", "bool", /*default=*/"false",
+           "Only tiles of static size, each in a buffer of its own block "
+           "(what attn-map-to-gpu needs): whole feature rows padded to "
+           "whole tiles, outputs through a padded buffer. Without it "
+           "(CPU), kv-first maps each tile of Q and K itself and the last "
+           "query tile writes only its real rows">,
   ];
 }
 

@@ -31,22 +31,35 @@ constexpr bool vectorizeAll = false;
 /// more in compile time and register spills than they gain.
 constexpr int64_t kMaxVectorElements = 64 * 1024;
 
-/// A plain C[i, j] += A[i, k]·B[k, j] (the only contraction shape
-/// convert-attn-to-linalg emits for its tiles).
-bool isMatmul(linalg::GenericOp op) {
+/// The contraction shapes convert-attn-to-linalg emits for its tiles.
+enum class TileProduct {
+  None,
+  /// C[i, j] += A[i, k]·B[k, j]
+  AB,
+  /// C[i, j] += A[k, i]·B[k, j] (A^T B): kv-first's state phi(K)^T V. Both
+  /// vectorize to B rows times broadcast elements of A.
+  ATB,
+};
+
+TileProduct classifyProduct(linalg::GenericOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (iterators.size() != 3 || iterators[0] != utils::IteratorType::parallel ||
       iterators[1] != utils::IteratorType::parallel ||
       iterators[2] != utils::IteratorType::reduction ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
-    return false;
+    return TileProduct::None;
   MLIRContext *context = op.getContext();
   AffineExpr i, j, k;
   bindDims(context, i, j, k);
-  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {i, k}, context),
-                                     AffineMap::get(3, 0, {k, j}, context),
-                                     AffineMap::get(3, 0, {i, j}, context)};
-  return op.getIndexingMapsArray() == expected;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(3, 0, {k, j}, context) ||
+      maps[2] != AffineMap::get(3, 0, {i, j}, context))
+    return TileProduct::None;
+  if (maps[0] == AffineMap::get(3, 0, {i, k}, context))
+    return TileProduct::AB;
+  if (maps[0] == AffineMap::get(3, 0, {k, i}, context))
+    return TileProduct::ATB;
+  return TileProduct::None;
 }
 
 /// The largest of \p preferred and its halvings that divides \p size.
@@ -88,7 +101,8 @@ struct TileAndVectorizePass
         elements *= range;
 
       SmallVector<Operation *> toVectorize;
-      if (isMatmul(op)) {
+      TileProduct product = classifyProduct(op);
+      if (product != TileProduct::None) {
         scf::SCFTilingOptions options;
         options.setTileSizes(getAsIndexOpFoldResult(
             &getContext(),
@@ -103,10 +117,11 @@ struct TileAndVectorizePass
           continue;
         rewriter.replaceOp(op, tiled->replacements);
         for (Operation *tiledOp : tiled->tiledOps) {
-          // A named matmul (possibly transposed) vectorizes to a single
-          // vector.contract of the tile.
+          // A named matmul vectorizes to a single vector.contract of the
+          // tile. (A^T B is left generic: its named form, a matmul with
+          // indexing maps, vectorizes to wrongly shaped vectors in MLIR 22.)
           auto generic = dyn_cast<linalg::GenericOp>(tiledOp);
-          if (generic) {
+          if (generic && product == TileProduct::AB) {
             rewriter.setInsertionPoint(generic);
             FailureOr<linalg::LinalgOp> named =
                 linalg::specializeGenericOp(rewriter, generic);
@@ -136,6 +151,9 @@ struct TileAndVectorizePass
     // Fold the transfers the vectorizer leaves around tensor slices.
     RewritePatternSet patterns(&getContext());
     vector::populateVectorReductionToContractPatterns(patterns);
+    // A^T B vectorizes with broadcasting reads; as explicit broadcasts they
+    // fold into the contraction's maps (a plain 4 x 16 register tile).
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateSinkVectorOpsPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns,
                                                         &getContext());

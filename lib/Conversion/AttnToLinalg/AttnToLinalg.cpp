@@ -6,7 +6,9 @@
 //  2. the feature rows phi(Q) and phi(K) (Q s and K for softmax and relu2),
 //     computed once per row (FeatureMaps.cpp) and padded with zero rows up
 //     to a multiple of the tile, so that every tile below has a static
-//     number of rows;
+//     number of rows. Unmasked kv-first (without `static-tiles`) instead
+//     maps each tile of Q and K where it is consumed (featureTile), so that
+//     no pass over the whole sequence and no sequence-sized buffer exists;
 //  3. the core, in the order the term carries, one strategy per file:
 //     - qk-first (QkFirst.cpp): one scf.forall iteration per (batch, head,
 //       query tile), looping over the key tiles the mask leaves visible
@@ -39,6 +41,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -78,7 +81,8 @@ struct TermPlan {
 } // namespace
 
 /// \p mask is the term's mask after projection (Linformer drops it).
-static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile) {
+static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
+                         bool staticTiles) {
   TermPlan plan;
   plan.order = op.getOrder();
   plan.crossover = op.getCrossover().value_or(0);
@@ -97,9 +101,10 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile) {
   if (std::optional<int64_t> chunk = op.getChunk();
       chunk && op.getOrder() == Order::QkFirst)
     qkTile = *chunk;
-  plan.qkFirst = QkFirstTiles{/*queryTile=*/qkTile, /*keyTile=*/qkTile};
+  plan.qkFirst = QkFirstTiles{/*queryTile=*/qkTile, /*keyTile=*/qkTile,
+                              staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
-                              /*keyTile=*/defaultTile};
+                              /*keyTile=*/defaultTile, staticTiles};
   plan.chunked =
       planChunks(mask, op.getMaskBlock(), op.getChunk(), defaultTile);
   return plan;
@@ -136,10 +141,19 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op) {
     term.keys = b.dim(k, 2);
     term.mask = MaskKind::None;
   }
-  std::tie(term.featureQ, term.featureK) =
-      buildFeatureRows(b, op, q, k, term.queries, featureDim);
+  term.op = op;
   term.values = v;
-  term.width = b.dim(term.featureQ, 3);
+  term.featureDim = featureDim;
+  term.rawQ = q;
+  term.rawK = k;
+  term.features = buildFeatureTiles(b, op, term.queries, featureDim);
+  term.width = featureDim;
+  if (term.features.map == FeatureMap::FavorPlus)
+    term.width = b.dim(op.getOmega(), 0);
+  else if (term.features.map == FeatureMap::CosFormer)
+    term.width = getConstantIntValue(featureDim)
+                     ? b.index(2 * *getConstantIntValue(featureDim))
+                     : b.add(featureDim, featureDim);
   return term;
 }
 
@@ -181,15 +195,16 @@ namespace {
 /// attn.term: plans the term, builds its feature rows, then dispatches to
 /// the strategies of the plan (one, or two behind a crossover).
 struct TermOpLowering : public OpRewritePattern<TermOp> {
-  TermOpLowering(MLIRContext *context, int64_t tile)
-      : OpRewritePattern<TermOp>(context), tile(tile) {}
+  TermOpLowering(MLIRContext *context, int64_t tile, bool staticTiles)
+      : OpRewritePattern<TermOp>(context), tile(tile),
+        staticTiles(staticTiles) {}
 
   LogicalResult matchAndRewrite(TermOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder ib(op.getLoc(), rewriter);
     LinalgBuilder b(ib);
     const TermOperands term = buildTermOperands(b, op);
-    const TermPlan plan = planTerm(op, term.mask, tile);
+    const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);
     rewriter.replaceOp(op, lowerTerm(b, term, plan));
     return success();
   }
@@ -197,6 +212,7 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
   /// The pass's tile-size: the qk-first tile, the kv-first tile and the
   /// default chunk.
   int64_t tile;
+  bool staticTiles;
 };
 
 /// attn.combine: out = (sum of the terms) * gate, elementwise.
@@ -247,10 +263,11 @@ struct ConvertAttnToLinalgPass
     target.addIllegalDialect<AttnDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
-                           tensor::TensorDialect, affine::AffineDialect>();
+                           tensor::TensorDialect, affine::AffineDialect,
+                           bufferization::BufferizationDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
-    populateAttnToLinalgPatterns(patterns, tileSize);
+    populateAttnToLinalgPatterns(patterns, tileSize, staticTiles);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
@@ -259,7 +276,8 @@ struct ConvertAttnToLinalgPass
 } // namespace
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                              int64_t tileSize) {
-  patterns.add<TermOpLowering>(patterns.getContext(), tileSize);
+                                              int64_t tileSize,
+                                              bool staticTiles) {
+  patterns.add<TermOpLowering>(patterns.getContext(), tileSize, staticTiles);
   patterns.add<CombineOpLowering>(patterns.getContext());
 }

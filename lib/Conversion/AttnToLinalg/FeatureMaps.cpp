@@ -63,25 +63,40 @@ static Value relu(OpBuilder &ob, Location loc, Value x) {
   return arith::MaximumFOp::create(ob, loc, x, zero);
 }
 
+/// phi(e) of one element for identity, relu and elu1.
+static Value pointwiseFeature(OpBuilder &ob, Location loc, FeatureMap fm,
+                              Value e) {
+  if (fm == FeatureMap::Identity)
+    return e;
+  if (fm == FeatureMap::Relu)
+    return relu(ob, loc, e);
+  // elu1: x + 1 for x > 0, e^x otherwise.
+  Value zero = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.0));
+  Value one = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(1.0));
+  Value positive =
+      arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::OGT, e, zero);
+  Value plusOne = arith::AddFOp::create(ob, loc, e, one);
+  Value expd = math::ExpOp::create(ob, loc, e);
+  return arith::SelectOp::create(ob, loc, positive, plusOne, expd);
+}
+
 /// phi(x) for identity, relu and elu1.
 static Value pointwiseFeatures(LinalgBuilder &b, FeatureMap fm, Value x) {
   if (fm == FeatureMap::Identity)
     return x;
-  return mapRows(
-      b, x, emptyLike(b, x, b.dim(x, 3)),
-      [&](OpBuilder &ob, Location loc, Value e, Value) -> Value {
-        if (fm == FeatureMap::Relu)
-          return relu(ob, loc, e);
-        // elu1: x + 1 for x > 0, e^x otherwise.
-        Value zero =
-            arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.0));
-        Value one = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(1.0));
-        Value positive =
-            arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::OGT, e, zero);
-        Value plusOne = arith::AddFOp::create(ob, loc, e, one);
-        Value expd = math::ExpOp::create(ob, loc, e);
-        return arith::SelectOp::create(ob, loc, positive, plusOne, expd);
-      });
+  return mapRows(b, x, emptyLike(b, x, b.dim(x, 3)),
+                 [&](OpBuilder &ob, Location loc, Value e, Value) {
+                   return pointwiseFeature(ob, loc, fm, e);
+                 });
+}
+
+/// cosFormer's angle pi pos / 2L, with \p angleScale = pi / 2L.
+static Value cosformerTrig(OpBuilder &ob, Location loc, Value pos,
+                           Value angleScale, bool isSin) {
+  Value angle = arith::MulFOp::create(
+      ob, loc, LinalgBuilder::indexToF32(ob, loc, pos), angleScale);
+  return isSin ? math::SinOp::create(ob, loc, angle).getResult()
+               : math::CosOp::create(ob, loc, angle).getResult();
 }
 
 /// cosFormer: [relu(x) cos(pi i / 2L), relu(x) sin(pi i / 2L)], L = max(N, M),
@@ -94,10 +109,7 @@ static Value cosformerFeatures(LinalgBuilder &b, Value x, Value length) {
     return mapRows(
         b, x, emptyLike(b, x, width),
         [&](OpBuilder &ob, Location loc, Value e, Value pos) {
-          Value angle = arith::MulFOp::create(
-              ob, loc, LinalgBuilder::indexToF32(ob, loc, pos), angleScale);
-          Value trig = isSin ? math::SinOp::create(ob, loc, angle).getResult()
-                             : math::CosOp::create(ob, loc, angle).getResult();
+          Value trig = cosformerTrig(ob, loc, pos, angleScale, isSin);
           return arith::MulFOp::create(ob, loc, relu(ob, loc, e), trig)
               .getResult();
         });
@@ -162,10 +174,11 @@ static Value favorFeatures(LinalgBuilder &b, TermOp op, Value featureDim,
       });
 }
 
-std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b, TermOp op,
-                                                    Value q, Value k,
-                                                    Value queries,
-                                                    Value featureDim) {
+std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
+                                                    const TermOperands &term) {
+  TermOp op = term.op;
+  Value q = term.rawQ, k = term.rawK, queries = term.queries,
+        featureDim = term.featureDim;
   if (!op.hasProductForm()) {
     // softmax and relu2 score q s . k: scale the N query rows once.
     Value s = scaleValue(b, op, featureDim);
@@ -193,6 +206,141 @@ std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b, TermOp op,
     Value fq = pointwiseFeatures(b, *op.getFeatureMap(), q);
     Value fk = pointwiseFeatures(b, *op.getFeatureMap(), k);
     return {fq, fk};
+  }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Feature tiles
+//===----------------------------------------------------------------------===//
+
+FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
+                                          Value queries, Value featureDim) {
+  FeatureTiles tiles;
+  if (!op.hasProductForm()) {
+    tiles.scale = scaleValue(b, op, featureDim);
+    return tiles;
+  }
+  tiles.map = *op.getFeatureMap();
+  if (tiles.map == FeatureMap::CosFormer) {
+    Value length = b.maxIdx(queries, b.dim(op.getKey(), 2));
+    Value lengthF = LinalgBuilder::indexToF32(b.b, b.b.getLoc(), length);
+    tiles.angleScale = arith::DivFOp::create(b.b, b.f32(M_PI / 2.0), lengthF);
+  }
+  if (tiles.map == FeatureMap::FavorPlus) {
+    Value omega = op.getOmega();
+    Value numFeatures = b.dim(omega, 0);
+    tiles.rootScale =
+        math::SqrtOp::create(b.b, scaleValue(b, op, featureDim));
+    tiles.invRootM = arith::DivFOp::create(
+        b.b, b.f32(1.0),
+        math::SqrtOp::create(
+            b.b, LinalgBuilder::indexToF32(b.b, b.b.getLoc(), numFeatures)));
+    // w^T [D, m] once, so that every tile's projection is a plain product.
+    tiles.omegaT = b.generic(
+        b.empty({b.dim(omega, 1), numFeatures}), {omega},
+        {b.map(2, {1, 0}), b.map(2, {0, 1})}, {kPar, kPar},
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  }
+  return tiles;
+}
+
+Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
+                             Value tile, Value row0, Value validRows) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  int64_t rows = type.getDimSize(0);
+  Value rowsV = b.index(rows);
+  Value inWidth = b.dim(tile, 1);
+  // Rows r >= validRows are padding: their features are 0 (phi(0) is not).
+  auto masked = [&](OpBuilder &ob, Location loc, Value phi) -> Value {
+    if (!validRows)
+      return phi;
+    Value r = linalg::IndexOp::create(ob, loc, 0);
+    Value valid = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, r,
+                                        validRows);
+    Value zero = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.0));
+    return arith::SelectOp::create(ob, loc, valid, phi, zero);
+  };
+  auto elementwise = [&](Value init, Value x, auto fn) {
+    return b.generic(init, {x}, {b.map(2, {0, 1}), b.map(2, {0, 1})},
+                     {kPar, kPar},
+                     [&](OpBuilder &ob, Location loc, ValueRange args) {
+                       return masked(ob, loc, fn(ob, loc, args[0]));
+                     });
+  };
+
+  if (!features.map) {
+    // softmax and relu2: q s
+    Value s = features.scale;
+    return elementwise(b.empty({rowsV, inWidth}), tile,
+                       [&](OpBuilder &ob, Location loc, Value e) -> Value {
+                         return arith::MulFOp::create(ob, loc, e, s);
+                       });
+  }
+  switch (*features.map) {
+  case FeatureMap::FavorPlus: {
+    Value numFeatures = b.dim(features.omegaT, 1);
+    Value rootScale = features.rootScale;
+    // x' = x s^(1/2); |x'|^2 / 2 per row
+    Value scaled = b.generic(
+        b.empty({rowsV, inWidth}), {tile}, {b.map(2, {0, 1}), b.map(2, {0, 1})},
+        {kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+          return arith::MulFOp::create(ob, loc, args[0], rootScale)
+              .getResult();
+        });
+    Value halfNorm = b.generic(
+        b.filled({rowsV}, 0.0), {scaled}, {b.map(2, {0, 1}), b.map(2, {0})},
+        {kPar, kRed}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value sq = arith::MulFOp::create(ob, loc, args[0], args[0]);
+          Value half = arith::MulFOp::create(
+              ob, loc, sq,
+              arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.5)));
+          return arith::AddFOp::create(ob, loc, args[1], half).getResult();
+        });
+    // w x', register-tiled like every other tile product
+    Value proj = b.matmulNN(scaled, features.omegaT,
+                            b.filled({rowsV, numFeatures}, 0.0));
+    Value invRootM = features.invRootM;
+    return b.generic(
+        proj, {halfNorm}, {b.map(2, {0}), b.map(2, {0, 1})}, {kPar, kPar},
+        [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value arg = arith::SubFOp::create(ob, loc, args[1], args[0]);
+          Value e = math::ExpOp::create(ob, loc, arg);
+          return masked(ob, loc,
+                        arith::MulFOp::create(ob, loc, e, invRootM));
+        });
+  }
+  case FeatureMap::CosFormer: {
+    // [relu(x) cos, relu(x) sin] side by side, as [rows, 2, D] (h = 0 the
+    // cosine half) so that the element loop stays contiguous; the angle
+    // depends on the row only, and LLVM hoists it out of the element loop.
+    Value angleScale = features.angleScale;
+    Value init = b.empty({rowsV, b.index(2), inWidth});
+    Value both = b.generic(
+        init, {tile}, {b.map(3, {0, 2}), b.map(3, {0, 1, 2})},
+        {kPar, kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value r = linalg::IndexOp::create(ob, loc, 0);
+          Value h = linalg::IndexOp::create(ob, loc, 1);
+          Value pos = arith::AddIOp::create(ob, loc, row0, r);
+          Value isSin = arith::CmpIOp::create(
+              ob, loc, arith::CmpIPredicate::ne, h,
+              arith::ConstantIndexOp::create(ob, loc, 0));
+          Value trig = arith::SelectOp::create(
+              ob, loc, isSin, cosformerTrig(ob, loc, pos, angleScale, true),
+              cosformerTrig(ob, loc, pos, angleScale, false));
+          return masked(ob, loc,
+                        arith::MulFOp::create(ob, loc, relu(ob, loc, args[0]),
+                                              trig));
+        });
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+    return tensor::CollapseShapeOp::create(b.b, both, groups);
+  }
+  default: {
+    FeatureMap fm = *features.map;
+    return elementwise(b.empty({rowsV, inWidth}), tile,
+                       [&](OpBuilder &ob, Location loc, Value e) {
+                         return pointwiseFeature(ob, loc, fm, e);
+                       });
   }
   }
 }

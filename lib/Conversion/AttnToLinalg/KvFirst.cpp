@@ -10,6 +10,14 @@
 // the tiles), then a query pass (scf.forall over (batch, head, query tile)).
 // Nothing is quadratic in N.
 //
+// The CPU form maps each tile itself: phi(K_t) from a [T, D] tile of K (a
+// copy, or the last rows zero-padded, with phi = 0 on the padding) feeds
+// S += phi(K_t)^T V_t as A^T B, with no transposed copy of K; phi(Q_t) is
+// mapped from Q's tile; the last query tile stores only its real rows. So
+// the whole sequence is read once per pass and no buffer of its size is
+// made. With `static-tiles` (GPU), phi(Q), phi(K)^T (in tile panels) and V
+// are padded whole sequences first, as in the other strategies.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Strategies.h"
@@ -24,13 +32,15 @@ using namespace mlir::attn::to_linalg;
 Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
                               const KvFirstTiles &tiles) {
   const int64_t queryTile = tiles.queryTile, keyTile = tiles.keyTile;
-  PaddedOperands padded = padToTiles(b, term, queryTile, keyTile);
-  Value queryTiles = padded.queryTiles, keyTiles = padded.keyTiles;
-  Value paddedQ = padded.queries, paddedKT = padded.keysT,
-        paddedV = padded.values;
   Value batch = term.batch, heads = term.heads, width = term.width,
         valueDim = term.valueDim;
   ImplicitLocOpBuilder &ob = b.b;
+  const bool staticTiles = tiles.staticTiles;
+  // static-tiles: phi(Q), phi(K)^T (in panels) and V padded to whole tiles.
+  PaddedOperands padded;
+  if (staticTiles)
+    padded = padToTiles(b, term, queryTile, keyTile);
+  Value keyTiles = b.ceilDiv(term.keys, keyTile);
 
   // State pass: S and z per (batch, head), into [B, H, W, E] and [B, H, W].
   Value states = b.empty({batch, heads, width, valueDim});
@@ -54,14 +64,29 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
           ImplicitLocOpBuilder ib(loc, nb);
           LinalgBuilder inner(ib);
           Value row0 = inner.mul(kt, inner.index(keyTile));
+          if (staticTiles) {
+            // S += phi(K_t)^T V_t, z += rowSum(phi(K_t)^T)
+            Value kT = inner.panel(padded.keysT, bi, hi, kt, width, keyTile);
+            Value vTile =
+                inner.tile2d(padded.values, bi, hi, row0, keyTile, valueDim);
+            scf::YieldOp::create(
+                ib, ValueRange{inner.matmulNN(kT, vTile, iter[0]),
+                               inner.rowReduce(kT, iter[1], false)});
+            return;
+          }
+          // phi(K_t) from K's tile, 0 on the rows past M; then
+          // S_t = S_{t-1} + phi(K_t)^T V_t, z_t = z_{t-1} + colSum(phi(K_t))
           Value kTile =
-              inner.panel(paddedKT, bi, hi, kt, width, keyTile);
-          Value vTile = inner.tile2d(paddedV, bi, hi, row0, keyTile, valueDim);
-          // S_t = S_{t-1} + phi(K_t)^T V_t
-          Value newState = inner.matmulNN(kTile, vTile, iter[0]);
-          // z_t = z_{t-1} + rowSum(phi(K_t)^T)
-          Value newNorm = inner.rowReduce(kTile, iter[1], false);
-          scf::YieldOp::create(ib, ValueRange{newState, newNorm});
+              rowTile(inner, term.rawK, bi, hi, row0, keyTile, term.keys);
+          Value vTile =
+              rowTile(inner, term.values, bi, hi, row0, keyTile, term.keys);
+          Value validRows = inner.minIdx(inner.index(keyTile),
+                                         inner.sub(term.keys, row0));
+          Value phiK =
+              featureTile(inner, term.features, kTile, row0, validRows);
+          scf::YieldOp::create(
+              ib, ValueRange{inner.matmulTN(phiK, vTile, iter[0]),
+                             inner.columnSum(phiK, iter[1])});
         });
     ob.setInsertionPointToStart(statePass.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
@@ -80,20 +105,28 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
   Value allNorms = statePass.getResult(1);
 
   // Query pass: one query tile per iteration, against its head's S and z.
+  Value queryTiles = b.ceilDiv(term.queries, queryTile);
   auto rowOf = [&](ValueRange ivs) {
     return b.mul(ivs[2], b.index(queryTile));
   };
-  auto body = [&](ValueRange ivs) -> Value {
+  auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
-    Value qTile = b.tile2d(paddedQ, bi, hi, row0, queryTile, width);
+    Value phiQ =
+        staticTiles
+            ? b.tile2d(padded.queries, bi, hi, row0, queryTile, width)
+            // The padded rows' outputs are never stored: no row mask.
+            : featureTile(b, term.features,
+                          rowTile(b, term.rawQ, bi, hi, row0, queryTile,
+                                  term.queries),
+                          row0, Value());
     Value state = b.tile2d(allStates, bi, hi, b.index(0), width, valueDim);
     Value norm = b.tile1d(allNorms, bi, hi, width);
     // num = phi(Q_t) S, den = phi(Q_t) z
     Value num =
-        b.matmulNN(qTile, state, b.filled({b.index(queryTile), valueDim}, 0.0));
-    Value den = b.matvec(qTile, norm, b.filled({b.index(queryTile)}, 0.0));
-    return normalizeRows(b, term, num, den, row0, queryTile);
+        b.matmulNN(phiQ, state, b.filled({b.index(queryTile), valueDim}, 0.0));
+    Value den = b.matvec(phiQ, norm, b.filled({b.index(queryTile)}, 0.0));
+    return normalizeRows(b, term, num, den, row0, queryTile, validRows);
   };
-  return forallRowTiles(b, term, b.mul(queryTiles, b.index(queryTile)),
-                        queryTile, {batch, heads, queryTiles}, body, rowOf);
+  return forallRowTiles(b, term, queryTile, staticTiles, {batch, heads, queryTiles}, body,
+                        rowOf);
 }

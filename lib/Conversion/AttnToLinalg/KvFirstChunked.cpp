@@ -89,9 +89,10 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
   Value longest = b.maxIdx(term.queries, term.keys);
   Value chunks = b.ceilDiv(longest, chunk);
   Value padded = b.mul(chunks, b.index(chunk));
-  Value paddedQ = b.padRows(term.featureQ, padded);
+  auto [featureQ, featureK] = buildFeatureRows(b, term);
+  Value paddedQ = b.padRows(featureQ, padded);
   Value paddedKT =
-      b.keyPanels(b.padRows(term.featureK, padded), chunks, chunk);
+      b.keyPanels(b.padRows(featureK, padded), chunks, chunk);
   Value paddedV = b.padRows(term.values, padded);
 
   Value out = b.empty({batch, heads, padded, valueDim});

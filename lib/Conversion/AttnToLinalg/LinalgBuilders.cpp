@@ -10,6 +10,7 @@
 #include "Strategies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -108,6 +109,18 @@ Value LinalgBuilder::tile2d(Value tensor, Value bi, Value hi, Value row0,
                                      ofr(rows), ofr(cols)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   return tensor::ExtractSliceOp::create(b, type, tensor, offsets, sizes,
+                                        strides);
+}
+
+Value LinalgBuilder::tile2d(Value tile, Value rows, Value cols) {
+  auto type = RankedTensorType::get(
+      {getConstantIntValue(rows).value_or(ShapedType::kDynamic),
+       getConstantIntValue(cols).value_or(ShapedType::kDynamic)},
+      b.getF32Type());
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {ofr(rows), ofr(cols)};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, type, tile, offsets, sizes,
                                         strides);
 }
 
@@ -211,6 +224,36 @@ Value LinalgBuilder::matmulNN(Value a, Value bm, Value init) {
       });
 }
 
+Value LinalgBuilder::matmulTN(Value a, Value bm, Value init) {
+  return generic(
+      init, {a, bm}, {map(3, {2, 0}), map(3, {2, 1}), map(3, {0, 1})},
+      {kPar, kPar, kRed}, [](OpBuilder &ob, Location loc, ValueRange args) {
+        return mulAdd(ob, loc, args[0], args[1], args[2]);
+      });
+}
+
+Value LinalgBuilder::columnSum(Value a, Value init) {
+  // (r, c) with the reduction outermost: the loop over c is contiguous.
+  return generic(init, {a}, {map(2, {0, 1}), map(2, {1})}, {kRed, kPar},
+                 [](OpBuilder &ob, Location loc, ValueRange args) {
+                   return arith::AddFOp::create(ob, loc, args[0], args[1])
+                       .getResult();
+                 });
+}
+
+Value LinalgBuilder::paddedTile(Value tensor, Value bi, Value hi, Value row0,
+                                int64_t rows, Value cols, Value validRows) {
+  Value real = tile2d(tensor, bi, hi, row0, validRows, cols);
+  auto realType = cast<RankedTensorType>(real.getType());
+  auto type = RankedTensorType::get({rows, realType.getDimSize(1)},
+                                    realType.getElementType());
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high = {ofr(sub(index(rows), validRows)),
+                                    b.getIndexAttr(0)};
+  return tensor::PadOp::create(b, type, real, low, high, f32(0.0),
+                               /*nofold=*/false);
+}
+
 Value LinalgBuilder::matvec(Value a, Value x, Value init) {
   return generic(init, {a, x}, {map(2, {0, 1}), map(2, {1}), map(2, {0})},
                  {kPar, kRed},
@@ -241,15 +284,16 @@ Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
 
 PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
                                      int64_t queryTile, int64_t keyTile) {
+  auto [featureQ, featureK] = buildFeatureRows(b, term);
   PaddedOperands padded;
   padded.queryTiles = b.ceilDiv(term.queries, queryTile);
   padded.keyTiles = b.ceilDiv(term.keys, keyTile);
   padded.queries =
-      b.padRows(term.featureQ, b.mul(padded.queryTiles, b.index(queryTile)));
+      b.padRows(featureQ, b.mul(padded.queryTiles, b.index(queryTile)));
   // K is transposed once, tile by tile, so that every tile product is a
   // plain matmul with contiguous rows on both sides.
   padded.keysT = b.keyPanels(
-      b.padRows(term.featureK, b.mul(padded.keyTiles, b.index(keyTile))),
+      b.padRows(featureK, b.mul(padded.keyTiles, b.index(keyTile))),
       padded.keyTiles, keyTile);
   padded.values =
       b.padRows(term.values, b.mul(padded.keyTiles, b.index(keyTile)));
@@ -258,10 +302,23 @@ PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
 
 Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
                                Value num, Value sums, Value row0,
-                               int64_t rows) {
+                               int64_t rows, Value validRows) {
   Value zero = b.f32(0.0);
   Value epsValue = b.f32(term.eps);
-  Value init = b.empty({b.index(rows), term.valueDim});
+  Value outRows = b.index(rows);
+  if (validRows) {
+    // Only the real rows: the result is written in place into the output.
+    outRows = validRows;
+    num = b.tile2d(num, validRows, term.valueDim);
+    auto sumsType = RankedTensorType::get(
+        {getConstantIntValue(validRows).value_or(ShapedType::kDynamic)},
+        b.b.getF32Type());
+    sums = tensor::ExtractSliceOp::create(
+        b.b, sumsType, sums, ArrayRef<OpFoldResult>{b.b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{LinalgBuilder::ofr(validRows)},
+        ArrayRef<OpFoldResult>{b.b.getIndexAttr(1)});
+  }
+  Value init = b.empty({outRows, term.valueDim});
   return b.generic(
       init, {num, sums}, {b.map(2, {0, 1}), b.map(2, {0}), b.map(2, {0, 1})},
       {kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
@@ -284,13 +341,41 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
       });
 }
 
-Value to_linalg::forallRowTiles(LinalgBuilder &b, const TermOperands &term,
-                                Value paddedRows, int64_t rows,
-                                ArrayRef<Value> upperBounds,
-                                function_ref<Value(ValueRange ivs)> body,
-                                function_ref<Value(ValueRange ivs)> rowOf) {
+Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
+                        Value row0, int64_t rows, Value length) {
+  Value cols = b.dim(tensor, 3);
+  Value whole = arith::CmpIOp::create(
+      b.b, arith::CmpIPredicate::ule, b.add(row0, b.index(rows)), length);
+  auto ifOp = scf::IfOp::create(
+      b.b, whole,
+      [&](OpBuilder &ob, Location loc) {
+        ImplicitLocOpBuilder ib(loc, ob);
+        LinalgBuilder inner(ib);
+        Value tile = inner.tile2d(tensor, bi, hi, row0, rows, cols);
+        Value copy = bufferization::AllocTensorOp::create(
+            ib, cast<RankedTensorType>(tile.getType()), ValueRange(), tile);
+        scf::YieldOp::create(ib, copy);
+      },
+      [&](OpBuilder &ob, Location loc) {
+        ImplicitLocOpBuilder ib(loc, ob);
+        LinalgBuilder inner(ib);
+        scf::YieldOp::create(ib, inner.paddedTile(tensor, bi, hi, row0, rows,
+                                                  cols,
+                                                  inner.sub(length, row0)));
+      });
+  return ifOp.getResult(0);
+}
+
+Value to_linalg::forallRowTiles(
+    LinalgBuilder &b, const TermOperands &term, int64_t rows, bool staticTiles,
+    ArrayRef<Value> upperBounds,
+    function_ref<Value(ValueRange ivs, Value validRows)> body,
+    function_ref<Value(ValueRange ivs)> rowOf) {
   ImplicitLocOpBuilder &ib = b.b;
-  Value out = b.empty({term.batch, term.heads, paddedRows, term.valueDim});
+  Value outRows = staticTiles ? b.mul(b.ceilDiv(term.queries, rows),
+                                      b.index(rows))
+                              : term.queries;
+  Value out = b.empty({term.batch, term.heads, outRows, term.valueDim});
   SmallVector<OpFoldResult> ubs;
   for (Value ub : upperBounds)
     ubs.push_back(LinalgBuilder::ofr(ub));
@@ -299,19 +384,29 @@ Value to_linalg::forallRowTiles(LinalgBuilder &b, const TermOperands &term,
     OpBuilder::InsertionGuard guard(ib);
     ib.setInsertionPoint(forall.getTerminator());
     SmallVector<Value> ivs(forall.getInductionVars());
-    Value result = body(ivs);
     Value row0 = rowOf(ivs);
+    Value validRows =
+        staticTiles ? Value()
+                    : b.minIdx(b.index(rows), b.sub(term.queries, row0));
+    Value result = body(ivs, validRows);
     ib.setInsertionPointToStart(forall.getTerminator().getBody());
     SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], row0,
                                          ib.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {ib.getIndexAttr(1), ib.getIndexAttr(1),
-                                       ib.getIndexAttr(rows),
+                                       staticTiles
+                                           ? ib.getIndexAttr(rows)
+                                           : LinalgBuilder::ofr(validRows),
                                        LinalgBuilder::ofr(term.valueDim)};
     SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
     tensor::ParallelInsertSliceOp::create(
         ib, result, forall.getRegionIterArgs()[0], offsets, sizes, strides);
   }
-  return sliceToQueries(b, term, forall.getResult(0));
+  Value result = forall.getResult(0);
+  if (staticTiles)
+    return sliceToQueries(b, term, result);
+  if (result.getType() != term.resultType)
+    result = tensor::CastOp::create(ib, term.resultType, result);
+  return result;
 }
 
 Value to_linalg::sliceToQueries(LinalgBuilder &b, const TermOperands &term,

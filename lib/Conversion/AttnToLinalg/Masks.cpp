@@ -85,6 +85,49 @@ Value to_linalg::visibleKeys(OpBuilder &ob, Location loc, MaskKind kind,
   return arith::SIToFPOp::create(ob, loc, ob.getF32Type(), i64);
 }
 
+Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
+                                  Value row0, int64_t rows, Value col0,
+                                  int64_t cols) {
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b.b, p, x, y).getResult();
+  };
+  auto both = [&](Value x, Value y) {
+    return arith::AndIOp::create(b.b, x, y).getResult();
+  };
+  Value lastCol = b.add(col0, b.index(cols - 1));
+  Value lastRow = b.add(row0, b.index(rows - 1));
+  // j <= lastCol < keys
+  Value real = cmp(arith::CmpIPredicate::ult, lastCol, term.keys);
+  Value blk = b.index(std::max<int64_t>(term.block, 1));
+  auto blockOf = [&](Value x) {
+    return arith::DivUIOp::create(b.b, x, blk).getResult();
+  };
+  // Every j <= every i: the last key is at most the first row.
+  auto causal = [&] { return cmp(arith::CmpIPredicate::ule, lastCol, row0); };
+  // All rows and keys in one block.
+  auto oneBlock = [&] {
+    Value block = blockOf(row0);
+    return both(both(cmp(arith::CmpIPredicate::eq, blockOf(lastRow), block),
+                     cmp(arith::CmpIPredicate::eq, blockOf(col0), block)),
+                cmp(arith::CmpIPredicate::eq, blockOf(lastCol), block));
+  };
+  switch (term.mask) {
+  case MaskKind::None:
+    return real;
+  case MaskKind::Causal:
+    return both(real, causal());
+  case MaskKind::Block:
+    return both(real, oneBlock());
+  case MaskKind::BlockCausal:
+    return both(real, both(oneBlock(), causal()));
+  case MaskKind::PriorBlocks:
+    // The last key's block is before the first row's.
+    return both(real, cmp(arith::CmpIPredicate::ult, blockOf(lastCol),
+                          blockOf(row0)));
+  }
+  return {};
+}
+
 std::pair<Value, Value> to_linalg::visibleKeyTiles(LinalgBuilder &b,
                                                    const TermOperands &term,
                                                    int64_t queryTile,

@@ -62,6 +62,41 @@ static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
       });
 }
 
+/// relu2's weights relu(S)^2 of a tile the mask leaves wholly visible.
+static Value squareRelu(LinalgBuilder &inner, Value scores) {
+  return inner.generic(
+      scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+        Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+        Value r0 = arith::MaximumFOp::create(gb, gl, args[0], zero);
+        return arith::MulFOp::create(gb, gl, r0, r0);
+      });
+}
+
+/// maskScores only where the tile needs it: most tiles of a long sequence
+/// are wholly visible (the mask's diagonal and the padded last key tile are
+/// not), and a masking pass over every tile costs as much as its max or sum.
+static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
+                       Value scores, Value row0, int64_t rows, Value col0,
+                       int64_t cols) {
+  Value full = tileFullyVisible(inner, term, row0, rows, col0, cols);
+  auto ifOp = scf::IfOp::create(
+      inner.b, full,
+      [&](OpBuilder &ob, Location loc) {
+        ImplicitLocOpBuilder ib(loc, ob);
+        LinalgBuilder branch(ib);
+        Value w = term.score == Score::Relu2 ? squareRelu(branch, scores)
+                                             : scores;
+        scf::YieldOp::create(ib, w);
+      },
+      [&](OpBuilder &ob, Location loc) {
+        ImplicitLocOpBuilder ib(loc, ob);
+        LinalgBuilder branch(ib);
+        scf::YieldOp::create(ib, maskScores(branch, term, scores, row0, col0));
+      });
+  return ifOp.getResult(0);
+}
+
 /// One online-softmax step on the weights \p weights of a key tile, with
 /// \p tt the number of query rows; yields
 /// (newMax, z, acc). A row with no visible key so far keeps -inf, and its
@@ -132,7 +167,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   auto rowOf = [&](ValueRange ivs) {
     return b.mul(ivs[2], b.index(queryTile));
   };
-  auto body = [&](ValueRange ivs) -> Value {
+  auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
     Value qTile = b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width);
     Value t = b.index(queryTile);
@@ -158,7 +193,8 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           // S = Q_t K_t^T
           Value scores =
               inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
-          Value weights = maskScores(inner, term, scores, row0, col0);
+          Value weights =
+              weightsOf(inner, term, scores, row0, queryTile, col0, keyTile);
           if (!isSoftmax) {
             // z += rowSum(W); acc += W V_t
             Value newSums = inner.rowReduce(weights, iter[1], false);
@@ -169,9 +205,8 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter);
         });
     return normalizeRows(b, term, loop.getResult(2), loop.getResult(1), row0,
-                         queryTile);
+                         queryTile, validRows);
   };
-  return forallRowTiles(b, term, b.mul(queryTiles, b.index(queryTile)),
-                        queryTile, {term.batch, term.heads, queryTiles}, body,
+  return forallRowTiles(b, term, queryTile, tiles.staticTiles, {term.batch, term.heads, queryTiles}, body,
                         rowOf);
 }

@@ -70,6 +70,8 @@ public:
                Value cols);
   Value tile2d(Value tensor, Value bi, Value hi, Value row0, Value rows,
                Value cols);
+  /// The leading [rows, cols] of the 2-D \p tile.
+  Value tile2d(Value tile, Value rows, Value cols);
   /// The [width, tile] panel \p index of key panels (keyPanels) at (bi, hi).
   Value panel(Value panels, Value bi, Value hi, Value index, Value width,
               int64_t tile);
@@ -92,6 +94,17 @@ public:
   static Value mulAdd(OpBuilder &ob, Location loc, Value x, Value y, Value acc);
   /// C[r, e] = init + sum_c A[r, c] B[c, e]
   Value matmulNN(Value a, Value bm, Value init);
+  /// C[r, e] = init + sum_c A[c, r] B[c, e] (A^T B without a transpose: the
+  /// register tile broadcasts A's elements, and a row of A holds a column
+  /// of A^T)
+  Value matmulTN(Value a, Value bm, Value init);
+  /// y[c] = init + sum_r A[r, c]
+  Value columnSum(Value a, Value init);
+  /// Rows [row0, row0 + rows) of the 4-D \p tensor at (bi, hi) as a static
+  /// [rows, X] tile, with zero rows where rows run past the sequence
+  /// (\p validRows = min(rows, L - row0) of them are real).
+  Value paddedTile(Value tensor, Value bi, Value hi, Value row0, int64_t rows,
+                   Value cols, Value validRows);
   /// y[r] = init + sum_w A[r, w] x[w]
   Value matvec(Value a, Value x, Value init);
   /// y[r] = init (+ | max) over c of A[r, c]
@@ -104,18 +117,38 @@ public:
 // The term as the strategies see it
 //===----------------------------------------------------------------------===//
 
+/// What a tile-wise strategy needs to compute phi of a tile of rows itself
+/// (featureTile) rather than read it from the whole-sequence feature rows:
+/// no scalar pass over the sequence, and the features of a tile are still
+/// in L1 when the product reads them.
+struct FeatureTiles {
+  /// The kernel's feature map; none for softmax and relu2 (q s and k).
+  std::optional<FeatureMap> map;
+  /// softmax, relu2: the score scale s.
+  Value scale;
+  /// cosFormer: pi / 2L.
+  Value angleScale;
+  /// FAVOR+: s^(1/2), 1 / sqrt(m) and w^T [D, m].
+  Value rootScale, invRootM, omegaT;
+};
+
 /// One term after the Linformer projection and the feature maps: the
 /// operands every strategy tiles and the sizes and clauses they read. Built
 /// once per term and only read afterwards.
 struct TermOperands {
   RankedTensorType resultType;
   Score score = Score::Softmax;
-  /// phi(Q) [B, H, N, W], phi(K) [B, H, M, W] and V [B, H, M, E] (K and V
-  /// projected to M rows for Linformer).
-  Value featureQ, featureK, values;
+  /// The term (for its feature map's clauses and operands) and V
+  /// [B, H, M, E] (projected to M rows for Linformer).
+  TermOp op;
+  Value values;
   Value batch, heads, queries, keys, valueDim;
   /// W, the feature width (D, or the feature map's).
   Value width;
+  /// Q [B, H, N, D] and (projected) K [B, H, M, D] before the feature map,
+  /// D, and how to map their tiles.
+  Value rawQ, rawK, featureDim;
+  FeatureTiles features;
   /// The mask after projection (a projected term has none).
   MaskKind mask = MaskKind::None;
   int64_t block = 0;
@@ -126,11 +159,22 @@ struct TermOperands {
 /// X'[b, h, r, d] = sum_j P[r, j] X[b, h, j, d] (Linformer's E K and F V).
 Value projectSequence(LinalgBuilder &b, Value projection, Value x);
 
-/// The feature rows (phi(Q), phi(K)) of \p op on the (projected) key \p k;
-/// softmax and relu2 get (Q s, K). \p queries and \p featureDim are N and D.
-std::pair<Value, Value> buildFeatureRows(LinalgBuilder &b, TermOp op, Value q,
-                                         Value k, Value queries,
-                                         Value featureDim);
+/// The whole-sequence feature rows phi(Q) [B, H, N, W] and phi(K)
+/// [B, H, M, W] of the term; softmax and relu2 get (Q s, K). Built where a
+/// strategy that reads them (qk-first, chunked) asks, so that the other
+/// branch of a crossover does not pay for them.
+std::pair<Value, Value> buildFeatureRows(LinalgBuilder &b,
+                                         const TermOperands &term);
+
+/// The scalars of \p op's feature map (w^T for FAVOR+), for featureTile.
+FeatureTiles buildFeatureTiles(LinalgBuilder &b, TermOp op, Value queries,
+                               Value featureDim);
+
+/// phi of the static [rows, D] \p tile of Q or K whose row r is sequence
+/// position row0 + r: [rows, W]. Rows r >= \p validRows (when given) are 0.
+/// softmax and relu2 (no feature map) give the query side's tile s.
+Value featureTile(LinalgBuilder &b, const FeatureTiles &features, Value tile,
+                  Value row0, Value validRows);
 
 //===----------------------------------------------------------------------===//
 // Masks
@@ -143,6 +187,12 @@ Value maskAllows(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
 /// The number of keys j < keys that the mask lets query i see, as f32.
 Value visibleKeys(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
                   Value i, Value keys);
+
+/// Whether the mask lets every query row in [row0, row0 + rows) see every key
+/// in [col0, col0 + cols) and all those keys are real (< keys): such a tile
+/// needs no mask. Rows past the queries are padding and count as seeing.
+Value tileFullyVisible(LinalgBuilder &b, const TermOperands &term, Value row0,
+                       int64_t rows, Value col0, int64_t cols);
 
 /// The first and one-past-last key tile (of \p keyTile keys) that the query
 /// rows [row0, row0 + queryTile) can see, out of \p keyTiles.
@@ -165,17 +215,28 @@ PaddedOperands padToTiles(LinalgBuilder &b, const TermOperands &term,
 
 /// out[r, e] = num[r, e] / z_r over \p rows rows, 0 where z_r = 0; z_r is
 /// sums_r + eps (rows), the visible key count (length) or 1 (none). Row r is
-/// query row0 + r.
+/// query row0 + r. With \p validRows, only the first validRows rows.
 Value normalizeRows(LinalgBuilder &b, const TermOperands &term, Value num,
-                    Value sums, Value row0, int64_t rows);
+                    Value sums, Value row0, int64_t rows,
+                    Value validRows = Value());
 
-/// scf.forall over \p upperBounds writing [B, H, rows, E] tiles into a fresh
-/// [B, H, paddedRows, E] tensor; \p body returns the [rows, E] tile of the
-/// iteration's (bi, hi, rowOf(ivs)) and the result is sliced back to N rows.
-Value forallRowTiles(LinalgBuilder &b, const TermOperands &term,
-                     Value paddedRows, int64_t rows,
+/// Rows [row0, row0 + rows) of the 4-D \p tensor [B, H, L, X] at (bi, hi)
+/// as a fresh static [rows, X] tile: a copy of a whole tile, or the rows
+/// left before L padded with zero rows. (Both branches own their buffer, so
+/// the tile keeps an identity layout: a slice and a padded copy would merge
+/// to a fully dynamic one, whose vector reads are scalar loads.)
+Value rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi, Value row0,
+              int64_t rows, Value length);
+
+/// scf.forall over \p upperBounds writing [B, H, N, E] in tiles of \p rows
+/// query rows: \p body returns the [validRows, E] rows of the iteration's
+/// (bi, hi, rowOf(ivs)), validRows = min(rows, N - row0). With
+/// \p staticTiles, validRows is null, the body returns all [rows, E] and
+/// the tiles go through a padded [B, H, whole tiles, E] buffer.
+Value forallRowTiles(LinalgBuilder &b, const TermOperands &term, int64_t rows,
+                     bool staticTiles,
                      ArrayRef<Value> upperBounds,
-                     function_ref<Value(ValueRange ivs)> body,
+                     function_ref<Value(ValueRange ivs, Value validRows)> body,
                      function_ref<Value(ValueRange ivs)> rowOf);
 
 /// The first N rows of a [B, H, padded, E] result, with the term's type.
@@ -192,6 +253,8 @@ struct QkFirstTiles {
   int64_t queryTile;
   /// Keys per score tile (the score tiles are queryTile x keyTile).
   int64_t keyTile;
+  /// The pass's static-tiles.
+  bool staticTiles;
 };
 Value lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
                    const QkFirstTiles &tiles);
@@ -201,6 +264,9 @@ Value lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
 struct KvFirstTiles {
   int64_t queryTile;
   int64_t keyTile;
+  /// The pass's static-tiles: whole padded feature rows, not tiles mapped
+  /// one by one.
+  bool staticTiles;
 };
 Value lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
                    const KvFirstTiles &tiles);

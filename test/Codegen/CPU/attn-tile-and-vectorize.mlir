@@ -85,3 +85,28 @@ func.func @dynamic_and_elementwise(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, 
   } -> tensor<64x64xf32>
   return %0, %1 : tensor<?x64xf32>, tensor<64x64xf32>
 }
+
+// C[i, j] += A[k, i] B[k, j] (A^T B: kv-first's state phi(K_t)^T V_t) gets
+// the same register tile, reading A's rows as they are: one vector.contract
+// with lhs map (k, i), no broadcasting reads and no multi-reduction.
+#at = affine_map<(i, j, k) -> (k, i)>
+#bt = affine_map<(i, j, k) -> (k, j)>
+#ct = affine_map<(i, j, k) -> (i, j)>
+// AVX2-LABEL: func.func @tile_product_transposed_a(
+// AVX2:         scf.for
+// AVX2:           scf.for
+// AVX2:             vector.transfer_read {{.*}} : tensor<64x4xf32>, vector<64x4xf32>
+// AVX2:             vector.contract {{.*}} : vector<64x4xf32>, vector<64x16xf32> into vector<4x16xf32>
+// AVX2-NOT:     vector.multi_reduction
+// AVX512-LABEL: func.func @tile_product_transposed_a(
+// AVX512:             vector.contract {{.*}} : vector<64x8xf32>, vector<64x32xf32> into vector<8x32xf32>
+func.func @tile_product_transposed_a(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = linalg.generic {indexing_maps = [#at, #bt, #ct], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

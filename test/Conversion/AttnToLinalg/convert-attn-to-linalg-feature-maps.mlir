@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=4 --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg="tile-size=4 static-tiles=true" --canonicalize --cse | FileCheck %s
 
 // Feature rows (FeatureMaps.cpp): phi(Q) and phi(K) are computed once per row
 // on the whole [B, H, L, D] tensors, before any padding or tiling; softmax

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=4 --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg="tile-size=4 static-tiles=true" --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
 
 // kv-first without a mask (KvFirst.cpp): a state pass per (batch, head) over
 // the key tiles, S = sum_j phi(k_j) v_j^T and z = sum_j phi(k_j), then a query
@@ -107,3 +107,4 @@ func.func @kv_first_dynamic(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel relu (%q, %k, %v) order kv_first normalizer none : !t, !t, !t -> !t
   return %0 : !t
 }
+

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=4 --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg="tile-size=4 static-tiles=true" --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
 
 // qk-first (QkFirst.cpp): one scf.forall iteration per query tile of T rows,
 // a loop over the visible key tiles carrying the running maximum m (softmax),
@@ -34,12 +34,19 @@
 // CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QTILE]], %[[KTILE]] : tensor<4x4xf32>, tensor<4x4xf32>)
 // CHECK:               %[[PROD:.+]] = arith.mulf
 // CHECK:               arith.addf %{{.*}}, %[[PROD]]
+// W = S where every key of the tile is real (col0 + T - 1 < M), else
 // W = (col0 + c < M) ? S : -inf   (no mask: only padded keys are hidden)
-// CHECK:             %[[W:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
-// CHECK:               %[[C:.+]] = linalg.index 1 : index
-// CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
-// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
-// CHECK:               arith.select %[[IN_RANGE]], %{{.*}}, %[[NEG_INF]] : f32
+// CHECK:             %[[LAST:.+]] = arith.addi %[[COL0]], %c3 : index
+// CHECK:             %[[WHOLE:.+]] = arith.cmpi ult, %[[LAST]], %c8 : index
+// CHECK:             %[[W:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
+// CHECK:               scf.yield %[[S]] : tensor<4x4xf32>
+// CHECK:             } else {
+// CHECK:               %[[MASKED:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
+// CHECK:                 %[[C:.+]] = linalg.index 1 : index
+// CHECK:                 %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
+// CHECK:                 %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
+// CHECK:                 arith.select %[[IN_RANGE]], %{{.*}}, %[[NEG_INF]] : f32
+// CHECK:               scf.yield %[[MASKED]] : tensor<4x4xf32>
 // rowMax(W)
 // CHECK:             %[[ROWMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[W]] : tensor<4x4xf32>) outs(%[[M0]] : tensor<4xf32>)
 // CHECK:               arith.maximumf
@@ -98,13 +105,21 @@ func.func @softmax_online(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         scf.forall (%{{.*}}) in (2)
 // CHECK:           %[[LOOP:.+]]:2 = scf.for {{.*}} iter_args(%[[Z:[a-z0-9]+]] = %{{.*}}, %[[ACC:[a-z0-9]+]] = %{{.*}}) -> (tensor<4xf32>, tensor<4x4xf32>)
 // CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
-// W = (j < M) ? relu(S)^2 : 0
-// CHECK:             %[[W:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
-// CHECK:             ^bb0(%[[SV:[a-z0-9_]+]]: f32):
-// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %{{.*}}, %c8 : index
-// CHECK:               %[[R:.+]] = arith.maximumf %[[SV]], %[[ZERO]] : f32
-// CHECK:               %[[SQ:.+]] = arith.mulf %[[R]], %[[R]] : f32
-// CHECK:               arith.select %[[IN_RANGE]], %[[SQ]], %[[ZERO]] : f32
+// W = relu(S)^2 on a tile of real keys, else W = (j < M) ? relu(S)^2 : 0
+// CHECK:             %[[W:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>) {
+// CHECK:               %[[SQUARED:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
+// CHECK:               ^bb0(%[[SV0:[a-z0-9_]+]]: f32):
+// CHECK:                 %[[R0:.+]] = arith.maximumf %[[SV0]], %[[ZERO]] : f32
+// CHECK:                 arith.mulf %[[R0]], %[[R0]] : f32
+// CHECK:               scf.yield %[[SQUARED]]
+// CHECK:             } else {
+// CHECK:               %[[MASKED:.+]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x4xf32>)
+// CHECK:               ^bb0(%[[SV:[a-z0-9_]+]]: f32):
+// CHECK:                 %[[IN_RANGE:.+]] = arith.cmpi ult, %{{.*}}, %c8 : index
+// CHECK:                 %[[R:.+]] = arith.maximumf %[[SV]], %[[ZERO]] : f32
+// CHECK:                 %[[SQ:.+]] = arith.mulf %[[R]], %[[R]] : f32
+// CHECK:                 arith.select %[[IN_RANGE]], %[[SQ]], %[[ZERO]] : f32
+// CHECK:               scf.yield %[[MASKED]]
 // z += rowSum(W)
 // CHECK:             %[[NEWZ:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<4x4xf32>) outs(%[[Z]] : tensor<4xf32>)
 // acc += W V_t

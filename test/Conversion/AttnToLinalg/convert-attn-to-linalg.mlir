@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg --canonicalize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=32 --canonicalize | FileCheck %s --check-prefix=TILE32
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=static-tiles=true --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg="tile-size=32 static-tiles=true" --canonicalize | FileCheck %s --check-prefix=TILE32
 // RUN: not attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=0 2>&1 | FileCheck %s --check-prefix=BADTILE
 
 !t = tensor<1x2x100x16xf32>

@@ -13,9 +13,10 @@ namespace attn {
 /// result; one file per strategy beside it). \p tileSize is the query and
 /// key tile of qk-first (a term with `order qk_first` and a `chunk` uses the
 /// chunk), the tile of unmasked kv-first and the default chunk of masked
-/// kv-first.
+/// kv-first. \p staticTiles: see the pass's `static-tiles` option.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                  int64_t tileSize = 64);
+                                  int64_t tileSize = 64,
+                                  bool staticTiles = false);
 
 } // namespace attn
 } // namespace mlir

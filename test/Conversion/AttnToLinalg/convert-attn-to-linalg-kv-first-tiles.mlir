@@ -1,0 +1,69 @@
+// RUN: attn-opt %s --convert-attn-to-linalg="tile-size=4" --canonicalize --cse | FileCheck %s --check-prefix=TILES
+
+!t = tensor<1x2x?x4xf32>
+
+// Without static-tiles (the CPU form), kv-first maps every tile of K and Q
+// itself: no pass over the sequence, no padded copy of it. A key tile is a
+// copy of K's rows, or the rows left before M padded with zeros, whose
+// phi = 0 (elu1(0) = 1 is not). S += phi(K_t)^T V_t reads phi(K_t) as A^T
+// (maps (k, i), (k, j) -> (i, j)), so nothing is transposed. The last query
+// tile stores only its N - row0 real rows.
+// TILES-DAG:   #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// TILES-DAG:   #[[AT:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// TILES-DAG:   #[[MM_B:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// TILES-DAG:   #[[MM_C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// TILES-DAG:   #[[COL:.+]] = affine_map<(d0, d1) -> (d1)>
+// TILES-LABEL: func.func @kv_first_tiles(
+// TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
+// TILES:         %[[N:.+]] = tensor.dim %[[Q]], %c2
+// TILES:         %[[M:.+]] = tensor.dim %[[K]], %c2
+// TILES:         %[[KTILES:.+]] = arith.ceildivui %[[M]], %c4 : index
+// TILES:         scf.forall (%[[H:.+]]) in (2) shared_outs
+// TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]] step %c1 iter_args(%[[S:.+]] = %{{.*}}, %[[Z:.+]] = %{{.*}})
+// TILES:             %[[ROW0:.+]] = arith.muli %[[KI]], %c4 : index
+// TILES:             %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
+// TILES:             %[[WHOLE:.+]] = arith.cmpi ule, %[[END]], %[[M]] : index
+// K_t: a copy of a whole tile, else the rows left, padded
+// TILES:             %[[KTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
+// TILES:               %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:               bufferization.alloc_tensor() copy(%[[KS]])
+// TILES:             } else {
+// TILES:               %[[LEFT:.+]] = arith.subi %[[M]], %[[ROW0]] : index
+// TILES:               %[[KREST:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, %[[LEFT]], 4]
+// TILES:               tensor.pad %[[KREST]]
+// TILES:             %[[VTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
+// TILES:               tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:             } else {
+// TILES:               tensor.pad
+// phi(K_t) = elu1(K_t) on the real rows r < min(T, M - row0), 0 on the padding
+// TILES:             %[[LEFT2:.+]] = arith.subi %[[M]], %[[ROW0]] : index
+// TILES:             %[[VALIDK:.+]] = arith.minui %[[LEFT2]], %c4 : index
+// TILES:             %[[PHIK:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>)
+// TILES:               math.exp
+// TILES:               %[[R:.+]] = linalg.index 0 : index
+// TILES:               %[[REAL:.+]] = arith.cmpi ult, %[[R]], %[[VALIDK]] : index
+// TILES:               arith.select %[[REAL]]
+// S += phi(K_t)^T V_t
+// TILES:             %[[NEWS:.+]] = linalg.generic {indexing_maps = [#[[AT]], #[[MM_B]], #[[MM_C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PHIK]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
+// z += column sums of phi(K_t), the row loop outermost
+// TILES:             %[[NEWZ:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%[[PHIK]] : tensor<4x4xf32>) outs(%[[Z]] : tensor<4xf32>)
+// TILES:             scf.yield %[[NEWS]], %[[NEWZ]]
+// Query pass: phi(Q_t) from Q's tile, padded only when the tile is partial.
+// TILES:         scf.forall (%{{.*}}, %[[QT:.+]]) in (2, %{{.*}}) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x2x?x4xf32>)
+// TILES:           %[[QROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// TILES:           %[[QLEFT:.+]] = arith.subi %[[N]], %[[QROW0]] : index
+// TILES:           %[[VALID:.+]] = arith.minui %[[QLEFT]], %c4 : index
+// TILES:           %[[QTILE:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>)
+// TILES:           %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
+// TILES:             math.exp
+// TILES:           %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
+// TILES:           %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %{{.*}} : tensor<4x4xf32>, tensor<4xf32>)
+// O_t = num / (den + eps) on the real rows only, stored in place
+// TILES:           %[[NUMV:.+]] = tensor.extract_slice %[[NUM]][0, 0] [%[[VALID]], 4]
+// TILES:           %[[DENV:.+]] = tensor.extract_slice %[[DEN]][0] [%[[VALID]]]
+// TILES:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUMV]], %[[DENV]] : tensor<?x4xf32>, tensor<?xf32>)
+// TILES:           tensor.parallel_insert_slice %[[O]] into %[[OUT]][0, %{{.*}}, %[[QROW0]], 0] [1, 1, %[[VALID]], 4]
+func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : !t, !t, !t -> !t
+  return %0 : !t
+}
