@@ -251,15 +251,18 @@ def torch_peers(torch, variant, no_flex):
     return peers
 
 
-def median_time(fn, repeat):
-    fn()  # warm up (and compile, for torch.compile)
-    times = []
+def best_times(fns, repeat):
+    """Best time of each of FNS over REPEAT rounds that run them in turn, so
+    that a slow spell of a shared machine hits all of them alike."""
+    for fn in fns:
+        fn()  # warm up (and compile, for torch.compile)
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
 
 
 def worker(args):
@@ -284,7 +287,7 @@ def worker(args):
         peaks[width] = probe_fma_peak(width)
         print("# FMA peak (probe, %d-bit, one core): %s GFLOP/s"
               % (width, "%.1f" % peaks[width] if peaks[width] else "unknown"))
-    print("# repeat %d (median); agree: max|attnc-peer|/max|peer| < 1e-3; ratio = attnc time / peer time"
+    print("# best of %d alternating rounds (attnc, peer); agree: max|attnc-peer|/max|peer| < 1e-3; ratio = attnc time / peer time"
           % args.repeat)
     print("# load average at start: %.2f" % os.getloadavg()[0])
 
@@ -319,13 +322,15 @@ def worker(args):
                         torch.set_num_threads(threads)
                         out = np.empty((BATCH, HEADS, n, d), dtype=np.float32)
                         kernel = kernels[threads]
-                        t_attn = median_time(lambda: kernel(q, k, v, out=out, **named), args.repeat)
-                        gf = flops(variant, n, d) / t_attn / 1e9
-                        pct = 100.0 * gf / (peaks[width] * threads) if peaks.get(width) else float("nan")
+                        run_attn = lambda: kernel(q, k, v, out=out, **named)
                         for name, fn in peers.items():
                             with torch.no_grad():
                                 result = fn(tq, tk, tv, tom).numpy()
-                                t_peer = median_time(lambda: fn(tq, tk, tv, tom), args.repeat)
+                                run_peer = lambda: fn(tq, tk, tv, tom)
+                                t_attn, t_peer = best_times([run_attn, run_peer], args.repeat)
+                            gf = flops(variant, n, d) / t_attn / 1e9
+                            pct = (100.0 * gf / (peaks[width] * threads) if peaks.get(width)
+                                   else float("nan"))
                             err = np.abs(out - result).max() / max(np.abs(result).max(), 1e-30)
                             ratio = t_attn / t_peer
                             ratios.setdefault((cpu, variant, name, threads), []).append((n, ratio))
@@ -354,7 +359,7 @@ def main():
     parser.add_argument("--max-n", type=int, default=16384)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--cpu", default="", help="attnc CPU targets (default: x86-64-v3, and x86-64-v4 on AVX-512 hosts)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-flex", action="store_true", help="skip torch.compile(flex_attention)")
     parser.add_argument(WORKER_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

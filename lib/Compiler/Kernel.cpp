@@ -31,6 +31,9 @@ using namespace attn::compiler;
 static constexpr const char *kOpenMPRuntime =
     ATTN_LLVM_LIBRARY_DIR "/libomp.so";
 
+/// omp_set_num_threads of the libomp the kernels call into, once loaded.
+static void (*setOpenMPThreads)(int) = nullptr;
+
 /// Loads libomp into the process once; "" or why it failed.
 static std::string loadOpenMP(int64_t threads) {
   static std::once_flag once;
@@ -45,9 +48,16 @@ static std::string loadOpenMP(int64_t threads) {
       return;
     }
     std::string why;
-    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(kOpenMPRuntime,
-                                                          &why))
+    llvm::sys::DynamicLibrary libomp =
+        llvm::sys::DynamicLibrary::getPermanentLibrary(kOpenMPRuntime, &why);
+    if (!libomp.isValid()) {
       failure = "cannot load " + std::string(kOpenMPRuntime) + ": " + why;
+      return;
+    }
+    // From libomp itself: a process that also holds libgomp (PyTorch's)
+    // would otherwise find libgomp's, and libomp would keep its first count.
+    setOpenMPThreads = reinterpret_cast<void (*)(int)>(
+        libomp.getAddressOfSymbol("omp_set_num_threads"));
   });
   return failure;
 }
@@ -106,15 +116,9 @@ Kernel::~Kernel() {
 }
 
 int Kernel::call(void *const *arrays, const int64_t *sizes) {
-  if (threads > 0) {
-    // The thread count of the first kernel reached libomp through
-    // OMP_NUM_THREADS; later kernels set theirs per call.
-    using SetThreads = void (*)(int);
-    static auto setThreads = reinterpret_cast<SetThreads>(
-        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
-            "omp_set_num_threads"));
-    if (setThreads)
-      setThreads(static_cast<int>(threads));
-  }
+  // The thread count of the first kernel reached libomp through
+  // OMP_NUM_THREADS; later kernels set theirs per call.
+  if (threads > 0 && setOpenMPThreads)
+    setOpenMPThreads(static_cast<int>(threads));
   return entry(arrays, sizes);
 }

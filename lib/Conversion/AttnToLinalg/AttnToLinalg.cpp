@@ -107,6 +107,7 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked =
       planChunks(mask, op.getMaskBlock(), op.getChunk(), defaultTile);
+  plan.chunked.staticTiles = staticTiles;
   return plan;
 }
 

@@ -80,8 +80,7 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
               rowTile(inner, term.rawK, bi, hi, row0, keyTile, term.keys);
           Value vTile =
               rowTile(inner, term.values, bi, hi, row0, keyTile, term.keys);
-          Value validRows = inner.minIdx(inner.index(keyTile),
-                                         inner.sub(term.keys, row0));
+          Value validRows = realRows(inner, row0, keyTile, term.keys);
           Value phiK =
               featureTile(inner, term.features, kTile, row0, validRows);
           scf::YieldOp::create(

@@ -89,13 +89,20 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
   Value longest = b.maxIdx(term.queries, term.keys);
   Value chunks = b.ceilDiv(longest, chunk);
   Value padded = b.mul(chunks, b.index(chunk));
-  auto [featureQ, featureK] = buildFeatureRows(b, term);
-  Value paddedQ = b.padRows(featureQ, padded);
-  Value paddedKT =
-      b.keyPanels(b.padRows(featureK, padded), chunks, chunk);
-  Value paddedV = b.padRows(term.values, padded);
+  // static-tiles: phi(Q), phi(K)^T (in chunk panels) and V padded to whole
+  // chunks first, and a padded output. Otherwise every chunk maps its own
+  // rows of Q and K and stores its real rows in place.
+  const bool staticTiles = plan.staticTiles;
+  Value paddedQ, paddedKT, paddedV;
+  if (staticTiles) {
+    auto [featureQ, featureK] = buildFeatureRows(b, term);
+    paddedQ = b.padRows(featureQ, padded);
+    paddedKT = b.keyPanels(b.padRows(featureK, padded), chunks, chunk);
+    paddedV = b.padRows(term.values, padded);
+  }
+  Value outRows = staticTiles ? padded : term.queries;
 
-  Value out = b.empty({batch, heads, padded, valueDim});
+  Value out = b.empty({batch, heads, outRows, valueDim});
   auto forall =
       scf::ForallOp::create(ob,
                             ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
@@ -109,7 +116,24 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
     // S_0 = 0, z_0 = 0
     Value state = b.filled({width, valueDim}, 0.0);
     Value norm = b.filled({width}, 0.0);
-    Value headOut = b.empty({padded, valueDim});
+    // This head's rows of the output, filled chunk by chunk.
+    Value headOut;
+    if (staticTiles) {
+      headOut = b.empty({padded, valueDim});
+    } else {
+      auto headType = RankedTensorType::get(
+          {getConstantIntValue(outRows).value_or(ShapedType::kDynamic),
+           getConstantIntValue(valueDim).value_or(ShapedType::kDynamic)},
+          ob.getF32Type());
+      headOut = tensor::ExtractSliceOp::create(
+          ob, headType, forall.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{bi, hi, ob.getIndexAttr(0),
+                                 ob.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{ob.getIndexAttr(1), ob.getIndexAttr(1),
+                                 LinalgBuilder::ofr(outRows),
+                                 LinalgBuilder::ofr(valueDim)},
+          SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    }
     auto loop = scf::ForOp::create(
         ob, b.index(0), chunks, b.index(1), ValueRange{state, norm, headOut},
         [&](OpBuilder &nb, Location loc, Value ci, ValueRange iter) {
@@ -117,10 +141,26 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
           LinalgBuilder inner(ib);
           Value row0 = inner.mul(ci, inner.index(chunk));
           Value cc = inner.index(chunk);
-          Value qTile = inner.tile2d(paddedQ, bi, hi, row0, chunk, width);
-          Value kTile =
-              inner.panel(paddedKT, bi, hi, ci, width, chunk);
-          Value vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
+          // phi(Q_c), phi(K_c)^T [W, C] and V_c
+          Value qTile, kTile, vTile;
+          if (staticTiles) {
+            qTile = inner.tile2d(paddedQ, bi, hi, row0, chunk, width);
+            kTile = inner.panel(paddedKT, bi, hi, ci, width, chunk);
+            vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
+          } else {
+            qTile = featureTile(
+                inner, term.features,
+                rowTile(inner, term.rawQ, bi, hi, row0, chunk, term.queries),
+                row0, Value());
+            // Keys past M: phi = 0.
+            Value phiK = featureTile(
+                inner, term.features,
+                rowTile(inner, term.rawK, bi, hi, row0, chunk, term.keys),
+                row0, realRows(inner, row0, chunk, term.keys));
+            kTile = inner.transposeTile(phiK);
+            vTile =
+                rowTile(inner, term.values, bi, hi, row0, chunk, term.keys);
+          }
           Value prevState = iter[0], prevNorm = iter[1];
           Value num, den;
           if (plan.carry) {
@@ -154,11 +194,19 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             den = inner.rowReduce(scores, den, false);
             num = inner.matmulNN(scores, vTile, num);
           }
-          // O_c = num / den
-          Value result = normalizeRows(inner, term, num, den, row0, chunk);
-          SmallVector<OpFoldResult> offsets = {row0, ib.getIndexAttr(0)};
-          SmallVector<OpFoldResult> sizes = {ib.getIndexAttr(chunk),
-                                             LinalgBuilder::ofr(valueDim)};
+          // O_c = num / den (its real rows only, without static-tiles)
+          Value realQueries =
+              staticTiles ? Value()
+                          : realRows(inner, row0, chunk, term.queries);
+          Value result = normalizeRows(inner, term, num, den, row0, chunk,
+                                       realQueries);
+          // An empty chunk (queries past N) stores nothing, at row N.
+          Value at = staticTiles ? row0 : inner.minIdx(row0, term.queries);
+          SmallVector<OpFoldResult> offsets = {at, ib.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {
+              staticTiles ? ib.getIndexAttr(chunk)
+                          : LinalgBuilder::ofr(realQueries),
+              LinalgBuilder::ofr(valueDim)};
           SmallVector<OpFoldResult> strides(2, ib.getIndexAttr(1));
           Value newOut = tensor::InsertSliceOp::create(ib, result, iter[2],
                                                        offsets, sizes, strides);
@@ -187,9 +235,14 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
     tensor::ParallelInsertSliceOp::create(
         ob, loop.getResult(2), forall.getRegionIterArgs()[0],
         {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
-        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(padded),
+        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
          LinalgBuilder::ofr(valueDim)},
         SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
   }
-  return sliceToQueries(b, term, forall.getResult(0));
+  Value result = forall.getResult(0);
+  if (staticTiles)
+    return sliceToQueries(b, term, result);
+  if (result.getType() != term.resultType)
+    result = tensor::CastOp::create(ob, term.resultType, result);
+  return result;
 }

@@ -241,6 +241,13 @@ Value LinalgBuilder::columnSum(Value a, Value init) {
                  });
 }
 
+Value LinalgBuilder::transposeTile(Value a) {
+  Value rows = dim(a, 0), cols = dim(a, 1);
+  return generic(empty({cols, rows}), {a}, {map(2, {1, 0}), map(2, {0, 1})},
+                 {kPar, kPar},
+                 [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
 Value LinalgBuilder::paddedTile(Value tensor, Value bi, Value hi, Value row0,
                                 int64_t rows, Value cols, Value validRows) {
   Value real = tile2d(tensor, bi, hi, row0, validRows, cols);
@@ -346,6 +353,8 @@ Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
   Value cols = b.dim(tensor, 3);
   Value whole = arith::CmpIOp::create(
       b.b, arith::CmpIPredicate::ule, b.add(row0, b.index(rows)), length);
+  // Past the end (a chunk of queries beyond the keys) the slice is empty.
+  Value start = b.minIdx(row0, length);
   auto ifOp = scf::IfOp::create(
       b.b, whole,
       [&](OpBuilder &ob, Location loc) {
@@ -359,11 +368,16 @@ Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder inner(ib);
-        scf::YieldOp::create(ib, inner.paddedTile(tensor, bi, hi, row0, rows,
+        scf::YieldOp::create(ib, inner.paddedTile(tensor, bi, hi, start, rows,
                                                   cols,
-                                                  inner.sub(length, row0)));
+                                                  inner.sub(length, start)));
       });
   return ifOp.getResult(0);
+}
+
+Value to_linalg::realRows(LinalgBuilder &b, Value row0, int64_t rows,
+                          Value length) {
+  return b.minIdx(b.index(rows), b.sub(length, b.minIdx(row0, length)));
 }
 
 Value to_linalg::forallRowTiles(
@@ -386,8 +400,7 @@ Value to_linalg::forallRowTiles(
     SmallVector<Value> ivs(forall.getInductionVars());
     Value row0 = rowOf(ivs);
     Value validRows =
-        staticTiles ? Value()
-                    : b.minIdx(b.index(rows), b.sub(term.queries, row0));
+        staticTiles ? Value() : realRows(b, row0, rows, term.queries);
     Value result = body(ivs, validRows);
     ib.setInsertionPointToStart(forall.getTerminator().getBody());
     SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], row0,

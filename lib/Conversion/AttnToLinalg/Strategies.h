@@ -100,6 +100,8 @@ public:
   Value matmulTN(Value a, Value bm, Value init);
   /// y[c] = init + sum_r A[r, c]
   Value columnSum(Value a, Value init);
+  /// A^T of a static 2-D tile, as a fresh tile.
+  Value transposeTile(Value a);
   /// Rows [row0, row0 + rows) of the 4-D \p tensor at (bi, hi) as a static
   /// [rows, X] tile, with zero rows where rows run past the sequence
   /// (\p validRows = min(rows, L - row0) of them are real).
@@ -222,11 +224,15 @@ Value normalizeRows(LinalgBuilder &b, const TermOperands &term, Value num,
 
 /// Rows [row0, row0 + rows) of the 4-D \p tensor [B, H, L, X] at (bi, hi)
 /// as a fresh static [rows, X] tile: a copy of a whole tile, or the rows
-/// left before L padded with zero rows. (Both branches own their buffer, so
+/// left before L (none once row0 >= L) padded with zero rows. (Both branches own their buffer, so
 /// the tile keeps an identity layout: a slice and a padded copy would merge
 /// to a fully dynamic one, whose vector reads are scalar loads.)
 Value rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi, Value row0,
               int64_t rows, Value length);
+
+/// min(rows, L - row0), and 0 once row0 >= L: the real rows of the tile of
+/// \p rows rows at row0 of a sequence of \p length.
+Value realRows(LinalgBuilder &b, Value row0, int64_t rows, Value length);
 
 /// scf.forall over \p upperBounds writing [B, H, N, E] in tiles of \p rows
 /// query rows: \p body returns the [validRows, E] rows of the iteration's
@@ -284,6 +290,9 @@ struct ChunkPlan {
   /// In chunks; the state restarts every resetEvery chunks (block_causal),
   /// 0 = never.
   int64_t resetEvery;
+  /// The pass's static-tiles: whole padded feature rows and a padded output,
+  /// not tiles mapped one by one and the real rows stored in place.
+  bool staticTiles = false;
 };
 /// The chunks of \p mask (not None): the term's `chunk` (else
 /// \p defaultChunk) for causal masks, the block for block masks.

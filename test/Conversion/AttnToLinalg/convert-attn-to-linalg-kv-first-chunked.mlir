@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg=tile-size=4 --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
+// RUN: attn-opt %s --split-input-file --convert-attn-to-linalg="tile-size=4 static-tiles=true" --canonicalize --cse | FileCheck %s --implicit-check-not="tensor<8x8xf32>"
 
 // kv-first with a causal or block mask (KvFirstChunked.cpp): per (batch, head)
 // one loop over chunks c of C rows carrying the state of the keys before the

@@ -13,6 +13,7 @@
 // TILES-DAG:   #[[MM_B:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // TILES-DAG:   #[[MM_C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // TILES-DAG:   #[[COL:.+]] = affine_map<(d0, d1) -> (d1)>
+// TILES-DAG:   #[[TR:.+]] = affine_map<(d0, d1) -> (d1, d0)>
 // TILES-LABEL: func.func @kv_first_tiles(
 // TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
 // TILES:         %[[N:.+]] = tensor.dim %[[Q]], %c2
@@ -23,20 +24,21 @@
 // TILES:             %[[ROW0:.+]] = arith.muli %[[KI]], %c4 : index
 // TILES:             %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
 // TILES:             %[[WHOLE:.+]] = arith.cmpi ule, %[[END]], %[[M]] : index
-// K_t: a copy of a whole tile, else the rows left, padded
+// K_t: a copy of a whole tile, else the rows left (from min(row0, M)), padded
+// TILES:             %[[START:.+]] = arith.minui %[[ROW0]], %[[M]] : index
 // TILES:             %[[KTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
 // TILES:               %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
 // TILES:               bufferization.alloc_tensor() copy(%[[KS]])
 // TILES:             } else {
-// TILES:               %[[LEFT:.+]] = arith.subi %[[M]], %[[ROW0]] : index
-// TILES:               %[[KREST:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, %[[LEFT]], 4]
+// TILES:               %[[LEFT:.+]] = arith.subi %[[M]], %[[START]] : index
+// TILES:               %[[KREST:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[START]], 0] [1, 1, %[[LEFT]], 4]
 // TILES:               tensor.pad %[[KREST]]
 // TILES:             %[[VTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
 // TILES:               tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
 // TILES:             } else {
 // TILES:               tensor.pad
 // phi(K_t) = elu1(K_t) on the real rows r < min(T, M - row0), 0 on the padding
-// TILES:             %[[LEFT2:.+]] = arith.subi %[[M]], %[[ROW0]] : index
+// TILES:             %[[LEFT2:.+]] = arith.subi %[[M]], %[[START]] : index
 // TILES:             %[[VALIDK:.+]] = arith.minui %[[LEFT2]], %c4 : index
 // TILES:             %[[PHIK:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>)
 // TILES:               math.exp
@@ -51,7 +53,8 @@
 // Query pass: phi(Q_t) from Q's tile, padded only when the tile is partial.
 // TILES:         scf.forall (%{{.*}}, %[[QT:.+]]) in (2, %{{.*}}) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x2x?x4xf32>)
 // TILES:           %[[QROW0:.+]] = arith.muli %[[QT]], %c4 : index
-// TILES:           %[[QLEFT:.+]] = arith.subi %[[N]], %[[QROW0]] : index
+// TILES:           %[[QSTART:.+]] = arith.minui %[[QROW0]], %[[N]] : index
+// TILES:           %[[QLEFT:.+]] = arith.subi %[[N]], %[[QSTART]] : index
 // TILES:           %[[VALID:.+]] = arith.minui %[[QLEFT]], %c4 : index
 // TILES:           %[[QTILE:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>)
 // TILES:           %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
@@ -65,5 +68,45 @@
 // TILES:           tensor.parallel_insert_slice %[[O]] into %[[OUT]][0, %{{.*}}, %[[QROW0]], 0] [1, 1, %[[VALID]], 4]
 func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// Chunked causal kv-first in the CPU form: each chunk maps its own rows of Q
+// and K (phi(K_c) masked past M, then transposed once for both products) and
+// writes its real rows into this head's rows of the output, in place; no
+// padded sequence and no padded output.
+// TILES-LABEL: func.func @chunked_tiles(
+// TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
+// TILES-NOT:     tensor.pad
+// TILES:         %[[N:.+]] = tensor.dim %[[Q]], %c2
+// TILES:         scf.forall (%[[H:.+]]) in (2) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x2x?x4xf32>)
+// TILES:           %[[HEAD:.+]] = tensor.extract_slice %[[OUT]][0, %[[H]], 0, 0] [1, 1, %[[N]], 4]
+// TILES:           scf.for %[[CI:.+]] = %c0 to %{{.*}} step %c1 iter_args(%[[S:.+]] = %{{.*}}, %[[Z:.+]] = %{{.*}}, %[[ROWS:.+]] = %[[HEAD]])
+// TILES:             %[[ROW0:.+]] = arith.muli %[[CI]], %c4 : index
+// phi(Q_c)
+// TILES:             %[[QSTART:.+]] = arith.minui %[[ROW0]], %[[N]] : index
+// TILES:             %[[QC:.+]] = scf.if
+// TILES:             %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[QC]] : tensor<4x4xf32>)
+// phi(K_c), 0 past M, and phi(K_c)^T
+// TILES:             %[[KC:.+]] = scf.if
+// TILES:             %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[KC]] : tensor<4x4xf32>)
+// TILES:               arith.cmpi ult
+// TILES:             %[[PHIKT:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[PHIK]] : tensor<4x4xf32>)
+// TILES:             %[[VC:.+]] = scf.if
+// num = phi(Q_c) S_{c-1} + tril(phi(Q_c) phi(K_c)^T) V_c
+// TILES:             linalg.generic {{.*}} ins(%[[PHIQ]], %[[S]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// TILES:             linalg.generic {{.*}} ins(%[[PHIQ]], %[[PHIKT]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// TILES:               arith.cmpi ule
+// The chunk's real rows, min(C, N - min(row0, N)), stored at min(row0, N)
+// TILES:             %[[QLEFT:.+]] = arith.subi %[[N]], %[[QSTART]] : index
+// TILES:             %[[REAL:.+]] = arith.minui %[[QLEFT]], %c4 : index
+// TILES:             %[[O:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x4xf32>)
+// TILES:             %[[NEWROWS:.+]] = tensor.insert_slice %[[O]] into %[[ROWS]][%[[QSTART]], 0] [%[[REAL]], 4]
+// S_c = S_{c-1} + phi(K_c)^T V_c
+// TILES:             %[[NEWS:.+]] = linalg.generic {{.*}} ins(%[[PHIKT]], %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
+// TILES:             scf.yield %[[NEWS]], %{{.*}}, %[[NEWROWS]]
+// TILES:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[H]], 0, 0] [1, 1, %[[N]], 4]
+func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term kernel elu1 (%q, %k, %v) mask causal order kv_first chunk 4 : !t, !t, !t -> !t
   return %0 : !t
 }
