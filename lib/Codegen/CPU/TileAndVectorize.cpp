@@ -5,6 +5,7 @@
 #include "attn/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -60,6 +61,19 @@ TileProduct classifyProduct(linalg::GenericOp op) {
   if (maps[0] == AffineMap::get(3, 0, {k, i}, context))
     return TileProduct::ATB;
   return TileProduct::None;
+}
+
+/// An elementwise map (every loop parallel) that computes exp, sin or cos.
+bool isTranscendentalMap(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1)
+    return false;
+  return op.getBody()
+      ->walk([](Operation *inner) {
+        return isa<math::ExpOp, math::SinOp, math::CosOp>(inner)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// The largest of \p preferred and its halvings that divides \p size.
@@ -130,6 +144,24 @@ struct TileAndVectorizePass
           }
           toVectorize.push_back(tiledOp);
         }
+      } else if (isTranscendentalMap(op)) {
+        // exp and friends are long dependent chains: one vector of them per
+        // loop iteration (what LLVM's loop vectorizer makes) is bound by
+        // latency. A register tile of them gives independent chains.
+        SmallVector<int64_t> sizes(ranges.size(), 1);
+        sizes.back() = dividingTile(ranges.back(), tileCols);
+        if (ranges.size() >= 2)
+          sizes[ranges.size() - 2] =
+              dividingTile(ranges[ranges.size() - 2], tileRows);
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+        rewriter.setInsertionPoint(op);
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+        if (failed(tiled))
+          continue;
+        rewriter.replaceOp(op, tiled->replacements);
+        llvm::append_range(toVectorize, tiled->tiledOps);
       } else if (vectorizeAll && elements <= kMaxVectorElements) {
         toVectorize.push_back(op);
       }

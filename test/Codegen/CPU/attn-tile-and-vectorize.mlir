@@ -65,7 +65,8 @@ func.func @long_reduction(%a: tensor<64x1000xf32>, %b: tensor<1000x64xf32>, %c: 
   return %0 : tensor<64x64xf32>
 }
 
-// Dynamic ranges and elementwise steps are left to the loop lowering.
+// Dynamic ranges and plain elementwise steps are left to the loop lowering
+// (LLVM's loop vectorizer handles their masks and index arithmetic).
 // AVX2-LABEL: func.func @dynamic_and_elementwise(
 // AVX2-NOT:     vector.
 // AVX2:         linalg.generic
@@ -80,10 +81,30 @@ func.func @dynamic_and_elementwise(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, 
   } -> tensor<?x64xf32>
   %1 = linalg.generic {indexing_maps = [#e], iterator_types = ["parallel", "parallel"]} outs(%d : tensor<64x64xf32>) {
   ^bb0(%x: f32):
-    %e = math.exp %x : f32
+    %e = arith.mulf %x, %x : f32
     linalg.yield %e : f32
   } -> tensor<64x64xf32>
   return %0, %1 : tensor<?x64xf32>, tensor<64x64xf32>
+}
+
+// An elementwise exp (softmax's P = exp(W - m), the feature maps) is a long
+// dependent chain per element: it gets the register tile too, so that one
+// step computes rows x cols independent exps (8 vectors on AVX2) rather than
+// LLVM's one vector per loop iteration, which is bound by latency.
+// AVX2-LABEL: func.func @exp_tile(
+// AVX2:         scf.for %{{.*}} = %c0 to %c64 step %c4
+// AVX2:           scf.for %{{.*}} = %c0 to %c64 step %c16
+// AVX2:             math.exp %{{.*}} : vector<4x16xf32>
+// AVX512-LABEL: func.func @exp_tile(
+// AVX512:             math.exp %{{.*}} : vector<8x32xf32>
+func.func @exp_tile(%d: tensor<64x64xf32>, %m: tensor<64xf32>) -> tensor<64x64xf32> {
+  %1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, #e], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<64xf32>) outs(%d : tensor<64x64xf32>) {
+  ^bb0(%mx: f32, %x: f32):
+    %s = arith.subf %x, %mx : f32
+    %e = math.exp %s : f32
+    linalg.yield %e : f32
+  } -> tensor<64x64xf32>
+  return %1 : tensor<64x64xf32>
 }
 
 // C[i, j] += A[k, i] B[k, j] (A^T B: kv-first's state phi(K_t)^T V_t) gets
