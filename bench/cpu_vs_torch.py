@@ -289,6 +289,8 @@ def worker(args):
               % (width, "%.1f" % peaks[width] if peaks[width] else "unknown"))
     print("# best of %d alternating rounds (attnc, peer); agree: max|attnc-peer|/max|peer| < 1e-3; ratio = attnc time / peer time"
           % args.repeat)
+    print("# OMP_WAIT_POLICY=%s KMP_BLOCKTIME=%s (both OpenMP runtimes release the cores after a region)"
+          % (os.environ.get("OMP_WAIT_POLICY"), os.environ.get("KMP_BLOCKTIME")))
     print("# load average at start: %.2f" % os.getloadavg()[0])
 
     rng = np.random.default_rng(1234)
@@ -368,6 +370,12 @@ def main():
     python = ensure_venv(args.venv)
     env = dict(os.environ)
     env.setdefault("ATTN_LIBRARY", os.path.join(REPO, "build", "lib", "libattn_c.so"))
+    # Two OpenMP runtimes share the process (PyTorch's libgomp, the kernels'
+    # libomp), timed in turn: by default each keeps its threads spinning
+    # after a parallel region (libomp for 200 ms), on the cores the other
+    # one runs on next. Both read these and then release the cores at once.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    env.setdefault("KMP_BLOCKTIME", "0")
     return subprocess.run([python, os.path.abspath(__file__), WORKER_FLAG] + sys.argv[1:],
                           env=env).returncode
 

@@ -76,6 +76,22 @@ bool isTranscendentalMap(linalg::GenericOp op) {
       .wasInterrupted();
 }
 
+/// y[c] += A[r, c] with the reduction outermost (kv-first's z += sum of
+/// phi(K_t) rows): as loops, every row reloads and stores y.
+bool isColumnSum(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators.size() != 2 || iterators[0] != utils::IteratorType::reduction ||
+      iterators[1] != utils::IteratorType::parallel ||
+      op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1)
+    return false;
+  MLIRContext *context = op.getContext();
+  AffineExpr r, c;
+  bindDims(context, r, c);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return maps[0] == AffineMap::get(2, 0, {r, c}, context) &&
+         maps[1] == AffineMap::get(2, 0, {c}, context);
+}
+
 /// The largest of \p preferred and its halvings that divides \p size.
 int64_t dividingTile(int64_t size, int64_t preferred) {
   for (int64_t tile = preferred; tile > 1; tile /= 2)
@@ -144,6 +160,19 @@ struct TileAndVectorizePass
           }
           toVectorize.push_back(tiledOp);
         }
+      } else if (isColumnSum(op)) {
+        // Columns of one register width at a time, all rows: the sums stay
+        // in registers.
+        scf::SCFTilingOptions options;
+        options.setTileSizes(getAsIndexOpFoldResult(
+            &getContext(), {0, dividingTile(ranges[1], tileCols)}));
+        rewriter.setInsertionPoint(op);
+        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+        if (failed(tiled))
+          continue;
+        rewriter.replaceOp(op, tiled->replacements);
+        llvm::append_range(toVectorize, tiled->tiledOps);
       } else if (isTranscendentalMap(op)) {
         // exp and friends are long dependent chains: one vector of them per
         // loop iteration (what LLVM's loop vectorizer makes) is bound by

@@ -265,7 +265,15 @@ Value LinalgBuilder::matvec(Value a, Value x, Value init) {
   return generic(init, {a, x}, {map(2, {0, 1}), map(2, {1}), map(2, {0})},
                  {kPar, kRed},
                  [](OpBuilder &ob, Location loc, ValueRange args) {
-                   return mulAdd(ob, loc, args[0], args[1], args[2]);
+                   // As in rowReduce: reassoc lets LLVM vectorize the row's
+                   // dot product (else one scalar add after another).
+                   auto reassoc = arith::FastMathFlagsAttr::get(
+                       ob.getContext(), arith::FastMathFlags::reassoc);
+                   Value product =
+                       arith::MulFOp::create(ob, loc, args[0], args[1]);
+                   return arith::AddFOp::create(ob, loc, args[2], product,
+                                                reassoc)
+                       .getResult();
                  });
 }
 

@@ -131,3 +131,18 @@ func.func @tile_product_transposed_a(%a: tensor<64x64xf32>, %b: tensor<64x64xf32
   } -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// z[c] += sum_r A[r, c] (kv-first's normaliser of a key tile) is vectorized
+// a register width of columns at a time over all rows, so that the sums stay
+// in registers instead of being reloaded and stored for every row.
+// AVX2-LABEL: func.func @column_sum(
+// AVX2:         scf.for %{{.*}} = %c0 to %c64 step %c16
+// AVX2:           vector.multi_reduction <add>, %{{.*}} [0] : vector<64x16xf32> to vector<16xf32>
+func.func @column_sum(%a: tensor<64x64xf32>, %z: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (c)>], iterator_types = ["reduction", "parallel"]} ins(%a : tensor<64x64xf32>) outs(%z : tensor<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}

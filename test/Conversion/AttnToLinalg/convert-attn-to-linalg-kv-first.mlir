@@ -55,7 +55,7 @@
 // den = phi(Q_t) z
 // CHECK:           %[[DEN:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[COL]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[QTILE]], %[[HZ]] : tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:             %[[QZ:.+]] = arith.mulf
-// CHECK:             arith.addf %{{.*}}, %[[QZ]] : f32
+// CHECK:             arith.addf %{{.*}}, %[[QZ]] fastmath<reassoc> : f32
 // O_t = num / (den + eps), 0 where den + eps = 0
 // CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[DEN]] : tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:           ^bb0(%[[N_S:[a-z0-9_]+]]: f32, %[[D_S:[a-z0-9_]+]]: f32, %{{.*}}: f32):
