@@ -15,16 +15,23 @@
 // C[i, j] += A[i, k] B[k, j] becomes register tiles that fit the CPU's
 // vector registers: AVX2 (16 registers of 8 floats) 4x16 = 8 accumulators
 // + 2 B vectors + 1 broadcast; AVX-512 (32 of 16) 8x32 = 16 + 2 + 1.
-// The reduction of 64 is one vector.contract.
+// The reduction of 64 is a rolled loop of 4 steps of 16 (reduction-tile),
+// one vector.contract each: a fourth of the code of one 64-step contract
+// (LLVM's instruction selection of the unrolled steps was most of the compile
+// time), as fast, and the accumulators stay in registers across the steps.
+// WHOLE (reduction-tile=0) keeps one contract of 64.
 // AVX2-LABEL: func.func @tile_product(
 // AVX2:         scf.for
 // AVX2:           scf.for
-// AVX2:             vector.contract {{.*}} : vector<4x64xf32>, vector<64x16xf32> into vector<4x16xf32>
+// AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c16
+// AVX2:               vector.contract {{.*}} : vector<4x16xf32>, vector<16x16xf32> into vector<4x16xf32>
 // AVX2-NOT:     linalg.generic
 // AVX512-LABEL: func.func @tile_product(
-// AVX512:             vector.contract {{.*}} : vector<8x64xf32>, vector<64x32xf32> into vector<8x32xf32>
+// AVX512:               vector.contract {{.*}} : vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
 // ROWS2-LABEL: func.func @tile_product(
-// ROWS2:             vector.contract {{.*}} : vector<2x64xf32>, vector<64x8xf32> into vector<2x8xf32>
+// ROWS2:               vector.contract {{.*}} : vector<2x16xf32>, vector<16x8xf32> into vector<2x8xf32>
+// WHOLE-LABEL: func.func @tile_product(
+// WHOLE:             vector.contract {{.*}} : vector<4x64xf32>, vector<64x16xf32> into vector<4x16xf32>
 // BADCPU: error: attn-tile-and-vectorize: unknown CPU 'pentium-9'
 // BADFEATURE: error: attn-tile-and-vectorize: unknown CPU feature 'warp-drive'
 func.func @tile_product(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -116,11 +123,12 @@ func.func @exp_tile(%d: tensor<64x64xf32>, %m: tensor<64xf32>) -> tensor<64x64xf
 // AVX2-LABEL: func.func @tile_product_transposed_a(
 // AVX2:         scf.for
 // AVX2:           scf.for
-// AVX2:             vector.transfer_read {{.*}} : tensor<64x4xf32>, vector<64x4xf32>
-// AVX2:             vector.contract {{.*}} : vector<64x4xf32>, vector<64x16xf32> into vector<4x16xf32>
+// AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c16
+// AVX2:               vector.transfer_read {{.*}} : tensor<16x4xf32>, vector<16x4xf32>
+// AVX2:               vector.contract {{.*}} : vector<16x4xf32>, vector<16x16xf32> into vector<4x16xf32>
 // AVX2-NOT:     vector.multi_reduction
 // AVX512-LABEL: func.func @tile_product_transposed_a(
-// AVX512:             vector.contract {{.*}} : vector<64x8xf32>, vector<64x32xf32> into vector<8x32xf32>
+// AVX512:               vector.contract {{.*}} : vector<16x8xf32>, vector<16x32xf32> into vector<8x32xf32>
 func.func @tile_product_transposed_a(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = linalg.generic {indexing_maps = [#at, #bt, #ct], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
