@@ -9,7 +9,7 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   let summary = "Lower attn.term and attn.combine to tiled linalg on tensors";
   let description = [{
     Each term becomes its feature rows (computed once per row, padded to
-    whole tiles, or per tile by unmasked kv-first without `static-tiles`),
+    whole tiles with `static-tiles`, else per tile where they are used),
     then the order it carries: qk-first as a scf.forall over
     (batch, head, query tile) with an online normaliser over the visible key
     tiles (no N×M matrix), kv-first as a state pass and a query pass, or,
@@ -30,8 +30,9 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
            "Only tiles of static size, each in a buffer of its own block "
            "(what attn-map-to-gpu needs): whole feature rows padded to "
            "whole tiles, outputs through a padded buffer. Without it "
-           "(CPU), kv-first maps each tile of Q and K itself and the last "
-           "query tile writes only its real rows">,
+           "(CPU), every strategy maps the tiles of Q and K itself (qk-first "
+           "builds its K^T panels in one parallel pass) and the last query "
+           "tile writes only its real rows">,
   ];
 }
 

@@ -6,9 +6,11 @@
 //  2. the feature rows phi(Q) and phi(K) (Q s and K for softmax and relu2),
 //     computed once per row (FeatureMaps.cpp) and padded with zero rows up
 //     to a multiple of the tile, so that every tile below has a static
-//     number of rows. Unmasked kv-first (without `static-tiles`) instead
-//     maps each tile of Q and K where it is consumed (featureTile), so that
-//     no pass over the whole sequence and no sequence-sized buffer exists;
+//     number of rows. That is the `static-tiles` form (GPU). The CPU form
+//     instead maps each tile of Q and K where it is consumed (featureTile):
+//     kv-first and chunked kv-first per tile, qk-first per query tile and in
+//     one parallel pass building the K^T panels and V tiles, so that no
+//     serial pass over the whole sequence exists;
 //  3. the core, in the order the term carries, one strategy per file:
 //     - qk-first (QkFirst.cpp): one scf.forall iteration per (batch, head,
 //       query tile), looping over the key tiles the mask leaves visible

@@ -246,7 +246,8 @@ FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
 }
 
 Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
-                             Value tile, Value row0, Value validRows) {
+                             Value tile, Value row0, Value validRows,
+                             bool keySide) {
   auto type = cast<RankedTensorType>(tile.getType());
   int64_t rows = type.getDimSize(0);
   Value rowsV = b.index(rows);
@@ -269,6 +270,9 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
                      });
   };
 
+  if (!features.map && keySide)
+    // softmax and relu2 score q s . k: the keys as they are
+    return tile;
   if (!features.map) {
     // softmax and relu2: q s
     Value s = features.scale;

@@ -315,6 +315,52 @@ PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
   return padded;
 }
 
+std::pair<Value, Value>
+to_linalg::keyPanelsAndValues(LinalgBuilder &b, const TermOperands &term,
+                              int64_t keyTile, Value keyTiles) {
+  ImplicitLocOpBuilder &ob = b.b;
+  Value panels = b.empty(
+      {term.batch, term.heads, keyTiles, term.width, b.index(keyTile)});
+  Value values = b.empty({term.batch, term.heads,
+                          b.mul(keyTiles, b.index(keyTile)), term.valueDim});
+  auto forall = scf::ForallOp::create(
+      ob,
+      ArrayRef<OpFoldResult>{LinalgBuilder::ofr(term.batch),
+                             LinalgBuilder::ofr(term.heads),
+                             LinalgBuilder::ofr(keyTiles)},
+      ValueRange{panels, values}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(ob);
+    ob.setInsertionPoint(forall.getTerminator());
+    Value bi = forall.getInductionVars()[0];
+    Value hi = forall.getInductionVars()[1];
+    Value kt = forall.getInductionVars()[2];
+    Value row0 = b.mul(kt, b.index(keyTile));
+    // phi(K_t)^T, with phi = 0 on the rows past M (the masks hide them too)
+    Value phiK = featureTile(
+        b, term.features,
+        rowTile(b, term.rawK, bi, hi, row0, keyTile, term.keys), row0,
+        realRows(b, row0, keyTile, term.keys), /*keySide=*/true);
+    Value panel = b.transposeTile(phiK);
+    Value vTile = rowTile(b, term.values, bi, hi, row0, keyTile, term.keys);
+    ob.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> one5(5, ob.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(
+        ob, panel, forall.getRegionIterArgs()[0],
+        {bi, hi, kt, ob.getIndexAttr(0), ob.getIndexAttr(0)},
+        {ob.getIndexAttr(1), ob.getIndexAttr(1), ob.getIndexAttr(1),
+         LinalgBuilder::ofr(term.width), ob.getIndexAttr(keyTile)},
+        one5);
+    tensor::ParallelInsertSliceOp::create(
+        ob, vTile, forall.getRegionIterArgs()[1],
+        {bi, hi, row0, ob.getIndexAttr(0)},
+        {ob.getIndexAttr(1), ob.getIndexAttr(1), ob.getIndexAttr(keyTile),
+         LinalgBuilder::ofr(term.valueDim)},
+        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+  }
+  return {forall.getResult(0), forall.getResult(1)};
+}
+
 Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
                                Value num, Value sums, Value row0,
                                int64_t rows, Value validRows) {

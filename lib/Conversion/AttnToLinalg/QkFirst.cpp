@@ -157,10 +157,22 @@ static void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
 Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
                               const QkFirstTiles &tiles) {
   const int64_t queryTile = tiles.queryTile, keyTile = tiles.keyTile;
-  PaddedOperands padded = padToTiles(b, term, queryTile, keyTile);
-  Value queryTiles = padded.queryTiles, keyTiles = padded.keyTiles;
-  Value paddedQ = padded.queries, paddedKT = padded.keysT,
-        paddedV = padded.values;
+  // static-tiles: whole feature rows padded to whole tiles. Otherwise the
+  // K^T panels and V tiles every query tile reads are built in one parallel
+  // pass, and each query tile maps its own rows of Q.
+  const bool staticTiles = tiles.staticTiles;
+  Value queryTiles = b.ceilDiv(term.queries, queryTile);
+  Value keyTiles = b.ceilDiv(term.keys, keyTile);
+  Value paddedQ, paddedKT, paddedV;
+  if (staticTiles) {
+    PaddedOperands padded = padToTiles(b, term, queryTile, keyTile);
+    paddedQ = padded.queries;
+    paddedKT = padded.keysT;
+    paddedV = padded.values;
+  } else {
+    std::tie(paddedKT, paddedV) =
+        keyPanelsAndValues(b, term, keyTile, keyTiles);
+  }
   bool isSoftmax = term.score == Score::Softmax;
   Value negInf = b.f32(-INFINITY);
 
@@ -169,7 +181,14 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   };
   auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
-    Value qTile = b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width);
+    Value qTile =
+        staticTiles
+            ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
+            // The padded rows' outputs are never stored: no row mask.
+            : featureTile(b, term.features,
+                          rowTile(b, term.rawQ, bi, hi, row0, queryTile,
+                                  term.queries),
+                          row0, Value());
     Value t = b.index(queryTile);
     // m = -inf, z = 0, acc = 0
     Value runningMax = b.filled({t}, -INFINITY);

@@ -174,9 +174,10 @@ FeatureTiles buildFeatureTiles(LinalgBuilder &b, TermOp op, Value queries,
 
 /// phi of the static [rows, D] \p tile of Q or K whose row r is sequence
 /// position row0 + r: [rows, W]. Rows r >= \p validRows (when given) are 0.
-/// softmax and relu2 (no feature map) give the query side's tile s.
+/// softmax and relu2 (no feature map) give Q s on the query side and K
+/// itself on the \p keySide.
 Value featureTile(LinalgBuilder &b, const FeatureTiles &features, Value tile,
-                  Value row0, Value validRows);
+                  Value row0, Value validRows, bool keySide = false);
 
 //===----------------------------------------------------------------------===//
 // Masks
@@ -214,6 +215,14 @@ struct PaddedOperands {
 };
 PaddedOperands padToTiles(LinalgBuilder &b, const TermOperands &term,
                           int64_t queryTile, int64_t keyTile);
+
+/// phi(K)^T in tile panels [B, H, T, W, keyTile] and V zero-padded to whole
+/// tiles [B, H, T keyTile, E], built by one scf.forall over (batch, head,
+/// key tile) from K and V themselves: what qk-first reads for every query
+/// tile, made in parallel and without a whole-sequence feature pass.
+std::pair<Value, Value> keyPanelsAndValues(LinalgBuilder &b,
+                                           const TermOperands &term,
+                                           int64_t keyTile, Value keyTiles);
 
 /// out[r, e] = num[r, e] / z_r over \p rows rows, 0 where z_r = 0; z_r is
 /// sums_r + eps (rows), the visible key count (length) or 1 (none). Row r is

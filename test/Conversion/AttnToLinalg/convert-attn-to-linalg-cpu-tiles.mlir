@@ -2,7 +2,8 @@
 
 !t = tensor<1x2x?x4xf32>
 
-// Without static-tiles (the CPU form), kv-first maps every tile of K and Q
+// Without static-tiles (the CPU form) the strategies map every tile of Q and
+// K where it is consumed. kv-first maps every tile of K and Q
 // itself: no pass over the sequence, no padded copy of it. A key tile is a
 // copy of K's rows, or the rows left before M padded with zeros, whose
 // phi = 0 (elu1(0) = 1 is not). S += phi(K_t)^T V_t reads phi(K_t) as A^T
@@ -108,5 +109,37 @@ func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[H]], 0, 0] [1, 1, %[[N]], 4]
 func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal order kv_first chunk 4 : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// qk-first in the CPU form: one parallel pass over (batch, head, key tile)
+// writes K_t^T into its panel [B, H, T, W, tile] and V_t (zero-padded past
+// M) into whole tiles, from K and V themselves; each query tile then scales
+// its own rows of Q (Q_t s) instead of reading a scaled, padded copy of Q.
+// TILES-LABEL: func.func @qk_first_tiles(
+// TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
+// TILES-DAG:     %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// TILES-NOT:     linalg.transpose
+// TILES:         %[[PANELS:.+]]:2 = scf.forall (%[[H:.+]], %[[KT:.+]]) in (2, %[[KTILES:.+]]) shared_outs(%[[PO:.+]] = %{{.*}}, %[[VO:.+]] = %{{.*}}) -> (tensor<1x2x?x4x4xf32>, tensor<1x2x?x4xf32>)
+// TILES:           %[[ROW0:.+]] = arith.muli %[[KT]], %c4 : index
+// TILES:           %[[KTILE:.+]] = scf.if
+// TILES:             tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// K_t^T
+// TILES:           %[[KTT:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>)
+// TILES:           %[[VTILE:.+]] = scf.if
+// TILES:             tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:           tensor.parallel_insert_slice %[[KTT]] into %[[PO]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 4, 4]
+// TILES:           tensor.parallel_insert_slice %[[VTILE]] into %[[VO]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:         scf.forall (%{{.*}}, %{{.*}}) in (2, %{{.*}}) shared_outs
+// TILES:           %[[QTILE:.+]] = scf.if
+// TILES:             tensor.extract_slice %[[Q]]
+// Q_t s
+// TILES:           linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
+// TILES:             arith.mulf %{{.*}}, %[[SCALE]] : f32
+// TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]]
+// TILES:             tensor.extract_slice %[[PANELS]]#0[0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
+// TILES:             tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]
+func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term softmax (%q, %k, %v) order qk_first : !t, !t, !t -> !t
   return %0 : !t
 }
