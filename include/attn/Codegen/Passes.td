@@ -154,8 +154,9 @@ def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp
     transpose).
 
     Two more kinds of static op get the register tile: elementwise maps
-    computing exp, sin or cos (rows × cols independent chains per step,
-    where one vector per loop iteration is bound by their latency), and
+    computing exp, sin or cos (a register tile's worth of elements per step,
+    in rows of one machine vector: independent chains, where one vector per
+    loop iteration is bound by their latency), and
     column sums y[c] += A[r, c] (a register width of columns over all rows,
     the sums held in registers). Other elementwise steps and reductions are
     left to LLVM's loop vectorizer, which sees the target's vector width

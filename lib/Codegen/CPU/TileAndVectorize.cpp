@@ -177,11 +177,16 @@ struct TileAndVectorizePass
         // exp and friends are long dependent chains: one vector of them per
         // loop iteration (what LLVM's loop vectorizer makes) is bound by
         // latency. A register tile of them gives independent chains.
+        // As many elements as a register tile, in rows of one machine
+        // vector: LLVM then selects each op as is (wider rows it splits
+        // during type legalization, which is most of the compile time).
+        int64_t lanes = target->lanes();
         SmallVector<int64_t> sizes(ranges.size(), 1);
-        sizes.back() = dividingTile(ranges.back(), tileCols);
+        sizes.back() = dividingTile(ranges.back(), lanes);
         if (ranges.size() >= 2)
-          sizes[ranges.size() - 2] =
-              dividingTile(ranges[ranges.size() - 2], tileRows);
+          sizes[ranges.size() - 2] = dividingTile(
+              ranges[ranges.size() - 2],
+              tileRows * std::max<int64_t>(1, tileCols / lanes));
         scf::SCFTilingOptions options;
         options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
         rewriter.setInsertionPoint(op);

@@ -95,15 +95,17 @@ func.func @dynamic_and_elementwise(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, 
 }
 
 // An elementwise exp (softmax's P = exp(W - m), the feature maps) is a long
-// dependent chain per element: it gets the register tile too, so that one
-// step computes rows x cols independent exps (8 vectors on AVX2) rather than
-// LLVM's one vector per loop iteration, which is bound by latency.
+// dependent chain per element: it gets as many elements as the register
+// tile, in rows of one machine vector, so that one step computes 8 (AVX2) or
+// 16 (AVX-512) independent vector exps rather than LLVM's one vector per loop
+// iteration, which is bound by latency; machine-width rows need no splitting
+// in LLVM's type legalization.
 // AVX2-LABEL: func.func @exp_tile(
-// AVX2:         scf.for %{{.*}} = %c0 to %c64 step %c4
-// AVX2:           scf.for %{{.*}} = %c0 to %c64 step %c16
-// AVX2:             math.exp %{{.*}} : vector<4x16xf32>
+// AVX2:         scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX2:           scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX2:             math.exp %{{.*}} : vector<8x8xf32>
 // AVX512-LABEL: func.func @exp_tile(
-// AVX512:             math.exp %{{.*}} : vector<8x32xf32>
+// AVX512:             math.exp %{{.*}} : vector<16x16xf32>
 func.func @exp_tile(%d: tensor<64x64xf32>, %m: tensor<64xf32>) -> tensor<64x64xf32> {
   %1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, #e], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<64xf32>) outs(%d : tensor<64x64xf32>) {
   ^bb0(%mx: f32, %x: f32):
