@@ -1,9 +1,13 @@
 //===- FeatureMaps.cpp - Feature rows and the Linformer projection --------===//
 //
-// Every strategy works on feature rows computed once per row before any
-// tiling: phi(Q), phi(K) for a kernel term, (Q s, K) for softmax and relu2,
-// so that the scale is applied N times rather than N M times. Linformer's
-// projections E K and F V come before, and shorten the key sequence.
+// Every strategy works on feature rows, computed once per row: phi(Q),
+// phi(K) for a kernel term, (Q s, K) for softmax and relu2, so that the scale
+// is applied N times rather than N M times. Two forms: whole sequences before
+// any tiling (buildFeatureRows, the static-tiles form the GPU pipeline uses),
+// or one tile of rows where a strategy consumes it (featureTile, the CPU
+// form: no pass over the sequence, and the tile is still in L1 when the
+// product reads it). Linformer's projections E K and F V come before, and
+// shorten the key sequence.
 //
 //===----------------------------------------------------------------------===//
 
