@@ -130,16 +130,39 @@ struct TileAndVectorizePass
       for (int64_t range : ranges)
         elements *= range;
 
-      SmallVector<Operation *> toVectorize;
+      // Tile sizes per kind of op; nothing else is tiled here.
+      SmallVector<int64_t> sizes;
       TileProduct product = classifyProduct(op);
       if (product != TileProduct::None) {
+        sizes = {dividingTile(ranges[0], tileRows),
+                 dividingTile(ranges[1], tileCols),
+                 reductionTile > 0 && ranges[2] > reductionTile
+                     ? dividingTile(ranges[2], reductionTile)
+                     : 0};
+      } else if (isColumnSum(op)) {
+        // Columns of one register width at a time, all rows: the sums stay
+        // in registers.
+        sizes = {0, dividingTile(ranges[1], tileCols)};
+      } else if (isTranscendentalMap(op)) {
+        // exp and friends are long dependent chains: one vector of them per
+        // loop iteration (what LLVM's loop vectorizer makes) is bound by
+        // latency. As many elements as a register tile give independent
+        // chains, in rows of one machine vector: LLVM then selects each op
+        // as is (wider rows it splits during type legalization, which is
+        // most of the compile time).
+        int64_t lanes = target->lanes();
+        sizes.assign(ranges.size(), 1);
+        sizes.back() = dividingTile(ranges.back(), lanes);
+        if (ranges.size() >= 2)
+          sizes[ranges.size() - 2] = dividingTile(
+              ranges[ranges.size() - 2],
+              tileRows * std::max<int64_t>(1, tileCols / lanes));
+      }
+
+      SmallVector<Operation *> toVectorize;
+      if (!sizes.empty()) {
         scf::SCFTilingOptions options;
-        options.setTileSizes(getAsIndexOpFoldResult(
-            &getContext(),
-            {dividingTile(ranges[0], tileRows), dividingTile(ranges[1], tileCols),
-             reductionTile > 0 && ranges[2] > reductionTile
-                 ? dividingTile(ranges[2], reductionTile)
-                 : 0}));
+        options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
         rewriter.setInsertionPoint(op);
         FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
             rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -160,42 +183,6 @@ struct TileAndVectorizePass
           }
           toVectorize.push_back(tiledOp);
         }
-      } else if (isColumnSum(op)) {
-        // Columns of one register width at a time, all rows: the sums stay
-        // in registers.
-        scf::SCFTilingOptions options;
-        options.setTileSizes(getAsIndexOpFoldResult(
-            &getContext(), {0, dividingTile(ranges[1], tileCols)}));
-        rewriter.setInsertionPoint(op);
-        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(op.getOperation()), options);
-        if (failed(tiled))
-          continue;
-        rewriter.replaceOp(op, tiled->replacements);
-        llvm::append_range(toVectorize, tiled->tiledOps);
-      } else if (isTranscendentalMap(op)) {
-        // exp and friends are long dependent chains: one vector of them per
-        // loop iteration (what LLVM's loop vectorizer makes) is bound by
-        // latency. A register tile of them gives independent chains.
-        // As many elements as a register tile, in rows of one machine
-        // vector: LLVM then selects each op as is (wider rows it splits
-        // during type legalization, which is most of the compile time).
-        int64_t lanes = target->lanes();
-        SmallVector<int64_t> sizes(ranges.size(), 1);
-        sizes.back() = dividingTile(ranges.back(), lanes);
-        if (ranges.size() >= 2)
-          sizes[ranges.size() - 2] = dividingTile(
-              ranges[ranges.size() - 2],
-              tileRows * std::max<int64_t>(1, tileCols / lanes));
-        scf::SCFTilingOptions options;
-        options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-        rewriter.setInsertionPoint(op);
-        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(op.getOperation()), options);
-        if (failed(tiled))
-          continue;
-        rewriter.replaceOp(op, tiled->replacements);
-        llvm::append_range(toVectorize, tiled->tiledOps);
       } else if (vectorizeAll && elements <= kMaxVectorElements) {
         toVectorize.push_back(op);
       }

@@ -76,13 +76,9 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
           }
           // phi(K_t) from K's tile, 0 on the rows past M; then
           // S_t = S_{t-1} + phi(K_t)^T V_t, z_t = z_{t-1} + colSum(phi(K_t))
-          Value kTile =
-              rowTile(inner, term.rawK, bi, hi, row0, keyTile, term.keys);
+          Value phiK = keyFeatureTile(inner, term, bi, hi, row0, keyTile);
           Value vTile =
               rowTile(inner, term.values, bi, hi, row0, keyTile, term.keys);
-          Value validRows = realRows(inner, row0, keyTile, term.keys);
-          Value phiK =
-              featureTile(inner, term.features, kTile, row0, validRows);
           scf::YieldOp::create(
               ib, ValueRange{inner.matmulTN(phiK, vTile, iter[0]),
                              inner.columnSum(phiK, iter[1])});
@@ -113,11 +109,7 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
     Value phiQ =
         staticTiles
             ? b.tile2d(padded.queries, bi, hi, row0, queryTile, width)
-            // The padded rows' outputs are never stored: no row mask.
-            : featureTile(b, term.features,
-                          rowTile(b, term.rawQ, bi, hi, row0, queryTile,
-                                  term.queries),
-                          row0, Value());
+            : queryFeatureTile(b, term, bi, hi, row0, queryTile);
     Value state = b.tile2d(allStates, bi, hi, b.index(0), width, valueDim);
     Value norm = b.tile1d(allNorms, bi, hi, width);
     // num = phi(Q_t) S, den = phi(Q_t) z

@@ -148,16 +148,10 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             kTile = inner.panel(paddedKT, bi, hi, ci, width, chunk);
             vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
           } else {
-            qTile = featureTile(
-                inner, term.features,
-                rowTile(inner, term.rawQ, bi, hi, row0, chunk, term.queries),
-                row0, Value());
+            qTile = queryFeatureTile(inner, term, bi, hi, row0, chunk);
             // Keys past M: phi = 0.
-            Value phiK = featureTile(
-                inner, term.features,
-                rowTile(inner, term.rawK, bi, hi, row0, chunk, term.keys),
-                row0, realRows(inner, row0, chunk, term.keys));
-            kTile = inner.transposeTile(phiK);
+            kTile = inner.transposeTile(
+                keyFeatureTile(inner, term, bi, hi, row0, chunk));
             vTile =
                 rowTile(inner, term.values, bi, hi, row0, chunk, term.keys);
           }
@@ -239,10 +233,5 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
          LinalgBuilder::ofr(valueDim)},
         SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
   }
-  Value result = forall.getResult(0);
-  if (staticTiles)
-    return sliceToQueries(b, term, result);
-  if (result.getType() != term.resultType)
-    result = tensor::CastOp::create(ob, term.resultType, result);
-  return result;
+  return termResult(b, term, forall.getResult(0), staticTiles);
 }

@@ -336,21 +336,17 @@ to_linalg::keyPanelsAndValues(LinalgBuilder &b, const TermOperands &term,
     Value hi = forall.getInductionVars()[1];
     Value kt = forall.getInductionVars()[2];
     Value row0 = b.mul(kt, b.index(keyTile));
-    // phi(K_t)^T, with phi = 0 on the rows past M (the masks hide them too)
-    Value phiK = featureTile(
-        b, term.features,
-        rowTile(b, term.rawK, bi, hi, row0, keyTile, term.keys), row0,
-        realRows(b, row0, keyTile, term.keys), /*keySide=*/true);
-    Value panel = b.transposeTile(phiK);
+    // phi(K_t)^T (phi = 0 on the rows past M, which the masks hide too)
+    Value panel =
+        b.transposeTile(keyFeatureTile(b, term, bi, hi, row0, keyTile));
     Value vTile = rowTile(b, term.values, bi, hi, row0, keyTile, term.keys);
     ob.setInsertionPointToStart(forall.getTerminator().getBody());
-    SmallVector<OpFoldResult> one5(5, ob.getIndexAttr(1));
     tensor::ParallelInsertSliceOp::create(
         ob, panel, forall.getRegionIterArgs()[0],
         {bi, hi, kt, ob.getIndexAttr(0), ob.getIndexAttr(0)},
         {ob.getIndexAttr(1), ob.getIndexAttr(1), ob.getIndexAttr(1),
          LinalgBuilder::ofr(term.width), ob.getIndexAttr(keyTile)},
-        one5);
+        SmallVector<OpFoldResult>(5, ob.getIndexAttr(1)));
     tensor::ParallelInsertSliceOp::create(
         ob, vTile, forall.getRegionIterArgs()[1],
         {bi, hi, row0, ob.getIndexAttr(0)},
@@ -434,6 +430,22 @@ Value to_linalg::realRows(LinalgBuilder &b, Value row0, int64_t rows,
   return b.minIdx(b.index(rows), b.sub(length, b.minIdx(row0, length)));
 }
 
+Value to_linalg::queryFeatureTile(LinalgBuilder &b, const TermOperands &term,
+                                  Value bi, Value hi, Value row0,
+                                  int64_t rows) {
+  return featureTile(b, term.features,
+                     rowTile(b, term.rawQ, bi, hi, row0, rows, term.queries),
+                     row0, Value());
+}
+
+Value to_linalg::keyFeatureTile(LinalgBuilder &b, const TermOperands &term,
+                                Value bi, Value hi, Value row0, int64_t rows) {
+  return featureTile(b, term.features,
+                     rowTile(b, term.rawK, bi, hi, row0, rows, term.keys),
+                     row0, realRows(b, row0, rows, term.keys),
+                     /*keySide=*/true);
+}
+
 Value to_linalg::forallRowTiles(
     LinalgBuilder &b, const TermOperands &term, int64_t rows, bool staticTiles,
     ArrayRef<Value> upperBounds,
@@ -468,22 +480,22 @@ Value to_linalg::forallRowTiles(
     tensor::ParallelInsertSliceOp::create(
         ib, result, forall.getRegionIterArgs()[0], offsets, sizes, strides);
   }
-  Value result = forall.getResult(0);
-  if (staticTiles)
-    return sliceToQueries(b, term, result);
-  if (result.getType() != term.resultType)
-    result = tensor::CastOp::create(ib, term.resultType, result);
-  return result;
+  return termResult(b, term, forall.getResult(0), staticTiles);
 }
 
-Value to_linalg::sliceToQueries(LinalgBuilder &b, const TermOperands &term,
-                                Value padded) {
+Value to_linalg::termResult(LinalgBuilder &b, const TermOperands &term,
+                            Value out, bool padded) {
   ImplicitLocOpBuilder &ib = b.b;
+  if (!padded) {
+    if (out.getType() != term.resultType)
+      out = tensor::CastOp::create(ib, term.resultType, out);
+    return out;
+  }
   SmallVector<OpFoldResult> offsets(4, ib.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {
       LinalgBuilder::ofr(term.batch), LinalgBuilder::ofr(term.heads),
       LinalgBuilder::ofr(term.queries), LinalgBuilder::ofr(term.valueDim)};
   SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(ib, term.resultType, padded, offsets,
+  return tensor::ExtractSliceOp::create(ib, term.resultType, out, offsets,
                                         sizes, strides);
 }

@@ -184,11 +184,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
     Value qTile =
         staticTiles
             ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
-            // The padded rows' outputs are never stored: no row mask.
-            : featureTile(b, term.features,
-                          rowTile(b, term.rawQ, bi, hi, row0, queryTile,
-                                  term.queries),
-                          row0, Value());
+            : queryFeatureTile(b, term, bi, hi, row0, queryTile);
     Value t = b.index(queryTile);
     // m = -inf, z = 0, acc = 0
     Value runningMax = b.filled({t}, -INFINITY);

@@ -243,6 +243,16 @@ Value rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi, Value row0,
 /// \p rows rows at row0 of a sequence of \p length.
 Value realRows(LinalgBuilder &b, Value row0, int64_t rows, Value length);
 
+/// phi(Q) of the query rows [row0, row0 + rows) at (bi, hi), from Q itself:
+/// [rows, W]. Rows past N are zero padding; their outputs are never stored.
+Value queryFeatureTile(LinalgBuilder &b, const TermOperands &term, Value bi,
+                       Value hi, Value row0, int64_t rows);
+
+/// phi(K) of the key rows [row0, row0 + rows) at (bi, hi), from K itself:
+/// [rows, W], 0 on the rows past M (K as it is for softmax and relu2).
+Value keyFeatureTile(LinalgBuilder &b, const TermOperands &term, Value bi,
+                     Value hi, Value row0, int64_t rows);
+
 /// scf.forall over \p upperBounds writing [B, H, N, E] in tiles of \p rows
 /// query rows: \p body returns the [validRows, E] rows of the iteration's
 /// (bi, hi, rowOf(ivs)), validRows = min(rows, N - row0). With
@@ -254,8 +264,12 @@ Value forallRowTiles(LinalgBuilder &b, const TermOperands &term, int64_t rows,
                      function_ref<Value(ValueRange ivs, Value validRows)> body,
                      function_ref<Value(ValueRange ivs)> rowOf);
 
-/// The first N rows of a [B, H, padded, E] result, with the term's type.
-Value sliceToQueries(LinalgBuilder &b, const TermOperands &term, Value padded);
+/// The term's [B, H, N, E] result from the output \p out of a strategy:
+/// its first N rows when \p padded (static-tiles: a whole number of tiles),
+/// else \p out itself, cast to the term's type where a size is static only
+/// there.
+Value termResult(LinalgBuilder &b, const TermOperands &term, Value out,
+                 bool padded);
 
 //===----------------------------------------------------------------------===//
 // Strategies

@@ -34,10 +34,6 @@
 // TILES:               %[[LEFT:.+]] = arith.subi %[[M]], %[[START]] : index
 // TILES:               %[[KREST:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[START]], 0] [1, 1, %[[LEFT]], 4]
 // TILES:               tensor.pad %[[KREST]]
-// TILES:             %[[VTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
-// TILES:               tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
-// TILES:             } else {
-// TILES:               tensor.pad
 // phi(K_t) = elu1(K_t) on the real rows r < min(T, M - row0), 0 on the padding
 // TILES:             %[[LEFT2:.+]] = arith.subi %[[M]], %[[START]] : index
 // TILES:             %[[VALIDK:.+]] = arith.minui %[[LEFT2]], %c4 : index
@@ -46,6 +42,11 @@
 // TILES:               %[[R:.+]] = linalg.index 0 : index
 // TILES:               %[[REAL:.+]] = arith.cmpi ult, %[[R]], %[[VALIDK]] : index
 // TILES:               arith.select %[[REAL]]
+// V_t the same way
+// TILES:             %[[VTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
+// TILES:               tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:             } else {
+// TILES:               tensor.pad
 // S += phi(K_t)^T V_t
 // TILES:             %[[NEWS:.+]] = linalg.generic {indexing_maps = [#[[AT]], #[[MM_B]], #[[MM_C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PHIK]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
 // z += column sums of phi(K_t), the row loop outermost
