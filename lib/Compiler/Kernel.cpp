@@ -96,8 +96,7 @@ std::unique_ptr<Kernel> Kernel::load(const std::string &object, EntryAbi abi,
   auto entry = kernel->jit->lookup(entryName + "_packed");
   if (!entry)
     return fail(entry.takeError());
-  kernel->entry =
-      entry->toPtr<int (*)(void *const *, const int64_t *)>();
+  kernel->entry = entry->toPtr<int (*)(void *const *, const int64_t *)>();
   auto init = kernel->jit->lookup(entryName + "_init");
   auto fini = kernel->jit->lookup(entryName + "_fini");
   if (!init)

@@ -148,12 +148,12 @@ mlir::attn::resolveCpuTarget(const std::string &name,
     for (llvm::StringRef part : parts) {
       llvm::StringRef feature = part.trim();
       if (!feature.consume_front("+") && !feature.consume_front("-")) {
-        error = "CPU feature '" + part.trim().str() +
-                "' must start with + or -";
+        error =
+            "CPU feature '" + part.trim().str() + "' must start with + or -";
         return std::nullopt;
       }
-      bool known = generic && llvm::any_of(
-                                  generic->getAllProcessorFeatures(),
+      bool known =
+          generic && llvm::any_of(generic->getAllProcessorFeatures(),
                                   [&](const llvm::SubtargetFeatureKV &kv) {
                                     return feature == kv.Key;
                                   });

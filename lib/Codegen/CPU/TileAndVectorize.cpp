@@ -5,8 +5,8 @@
 #include "attn/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -154,9 +154,9 @@ struct TileAndVectorizePass
         sizes.assign(ranges.size(), 1);
         sizes.back() = dividingTile(ranges.back(), lanes);
         if (ranges.size() >= 2)
-          sizes[ranges.size() - 2] = dividingTile(
-              ranges[ranges.size() - 2],
-              tileRows * std::max<int64_t>(1, tileCols / lanes));
+          sizes[ranges.size() - 2] =
+              dividingTile(ranges[ranges.size() - 2],
+                           tileRows * std::max<int64_t>(1, tileCols / lanes));
       }
 
       SmallVector<Operation *> toVectorize;

@@ -103,8 +103,8 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   if (std::optional<int64_t> chunk = op.getChunk();
       chunk && op.getOrder() == Order::QkFirst)
     qkTile = *chunk;
-  plan.qkFirst = QkFirstTiles{/*queryTile=*/qkTile, /*keyTile=*/qkTile,
-                              staticTiles};
+  plan.qkFirst =
+      QkFirstTiles{/*queryTile=*/qkTile, /*keyTile=*/qkTile, staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked =

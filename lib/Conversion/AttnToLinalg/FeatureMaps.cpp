@@ -234,8 +234,7 @@ FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
   if (tiles.map == FeatureMap::FavorPlus) {
     Value omega = op.getOmega();
     Value numFeatures = b.dim(omega, 0);
-    tiles.rootScale =
-        math::SqrtOp::create(b.b, scaleValue(b, op, featureDim));
+    tiles.rootScale = math::SqrtOp::create(b.b, scaleValue(b, op, featureDim));
     tiles.invRootM = arith::DivFOp::create(
         b.b, b.f32(1.0),
         math::SqrtOp::create(
@@ -261,8 +260,8 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
     if (!validRows)
       return phi;
     Value r = linalg::IndexOp::create(ob, loc, 0);
-    Value valid = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, r,
-                                        validRows);
+    Value valid =
+        arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, r, validRows);
     Value zero = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.0));
     return arith::SelectOp::create(ob, loc, valid, phi, zero);
   };
@@ -293,8 +292,7 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
     Value scaled = b.generic(
         b.empty({rowsV, inWidth}), {tile}, {b.map(2, {0, 1}), b.map(2, {0, 1})},
         {kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
-          return arith::MulFOp::create(ob, loc, args[0], rootScale)
-              .getResult();
+          return arith::MulFOp::create(ob, loc, args[0], rootScale).getResult();
         });
     Value halfNorm = b.generic(
         b.filled({rowsV}, 0.0), {scaled}, {b.map(2, {0, 1}), b.map(2, {0})},
@@ -314,8 +312,7 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
         [&](OpBuilder &ob, Location loc, ValueRange args) {
           Value arg = arith::SubFOp::create(ob, loc, args[1], args[0]);
           Value e = math::ExpOp::create(ob, loc, arg);
-          return masked(ob, loc,
-                        arith::MulFOp::create(ob, loc, e, invRootM));
+          return masked(ob, loc, arith::MulFOp::create(ob, loc, e, invRootM));
         });
   }
   case FeatureMap::CosFormer: {
@@ -330,15 +327,15 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
           Value r = linalg::IndexOp::create(ob, loc, 0);
           Value h = linalg::IndexOp::create(ob, loc, 1);
           Value pos = arith::AddIOp::create(ob, loc, row0, r);
-          Value isSin = arith::CmpIOp::create(
-              ob, loc, arith::CmpIPredicate::ne, h,
-              arith::ConstantIndexOp::create(ob, loc, 0));
+          Value isSin =
+              arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ne, h,
+                                    arith::ConstantIndexOp::create(ob, loc, 0));
           Value trig = arith::SelectOp::create(
               ob, loc, isSin, cosformerTrig(ob, loc, pos, angleScale, true),
               cosformerTrig(ob, loc, pos, angleScale, false));
-          return masked(ob, loc,
-                        arith::MulFOp::create(ob, loc, relu(ob, loc, args[0]),
-                                              trig));
+          return masked(
+              ob, loc,
+              arith::MulFOp::create(ob, loc, relu(ob, loc, args[0]), trig));
         });
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
     return tensor::CollapseShapeOp::create(b.b, both, groups);

@@ -79,9 +79,9 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
           Value phiK = keyFeatureTile(inner, term, bi, hi, row0, keyTile);
           Value vTile =
               rowTile(inner, term.values, bi, hi, row0, keyTile, term.keys);
-          scf::YieldOp::create(
-              ib, ValueRange{inner.matmulTN(phiK, vTile, iter[0]),
-                             inner.columnSum(phiK, iter[1])});
+          scf::YieldOp::create(ib,
+                               ValueRange{inner.matmulTN(phiK, vTile, iter[0]),
+                                          inner.columnSum(phiK, iter[1])});
         });
     ob.setInsertionPointToStart(statePass.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
@@ -106,10 +106,9 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
   };
   auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
-    Value phiQ =
-        staticTiles
-            ? b.tile2d(padded.queries, bi, hi, row0, queryTile, width)
-            : queryFeatureTile(b, term, bi, hi, row0, queryTile);
+    Value phiQ = staticTiles
+                     ? b.tile2d(padded.queries, bi, hi, row0, queryTile, width)
+                     : queryFeatureTile(b, term, bi, hi, row0, queryTile);
     Value state = b.tile2d(allStates, bi, hi, b.index(0), width, valueDim);
     Value norm = b.tile1d(allNorms, bi, hi, width);
     // num = phi(Q_t) S, den = phi(Q_t) z
@@ -118,6 +117,6 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
     Value den = b.matvec(phiQ, norm, b.filled({b.index(queryTile)}, 0.0));
     return normalizeRows(b, term, num, den, row0, queryTile, validRows);
   };
-  return forallRowTiles(b, term, queryTile, staticTiles, {batch, heads, queryTiles}, body,
-                        rowOf);
+  return forallRowTiles(b, term, queryTile, staticTiles,
+                        {batch, heads, queryTiles}, body, rowOf);
 }

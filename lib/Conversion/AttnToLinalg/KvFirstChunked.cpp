@@ -152,8 +152,7 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             // Keys past M: phi = 0.
             kTile = inner.transposeTile(
                 keyFeatureTile(inner, term, bi, hi, row0, chunk));
-            vTile =
-                rowTile(inner, term.values, bi, hi, row0, chunk, term.keys);
+            vTile = rowTile(inner, term.values, bi, hi, row0, chunk, term.keys);
           }
           Value prevState = iter[0], prevNorm = iter[1];
           Value num, den;
@@ -189,11 +188,11 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             num = inner.matmulNN(scores, vTile, num);
           }
           // O_c = num / den (its real rows only, without static-tiles)
-          Value realQueries =
-              staticTiles ? Value()
-                          : realRows(inner, row0, chunk, term.queries);
-          Value result = normalizeRows(inner, term, num, den, row0, chunk,
-                                       realQueries);
+          Value realQueries = staticTiles
+                                  ? Value()
+                                  : realRows(inner, row0, chunk, term.queries);
+          Value result =
+              normalizeRows(inner, term, num, den, row0, chunk, realQueries);
           // An empty chunk (queries past N) stores nothing, at row N.
           Value at = staticTiles ? row0 : inner.minIdx(row0, term.queries);
           SmallVector<OpFoldResult> offsets = {at, ib.getIndexAttr(0)};

@@ -120,8 +120,7 @@ Value LinalgBuilder::tile2d(Value tile, Value rows, Value cols) {
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {ofr(rows), ofr(cols)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(b, type, tile, offsets, sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(b, type, tile, offsets, sizes, strides);
 }
 
 Value LinalgBuilder::panel(Value panels, Value bi, Value hi, Value index,
@@ -165,8 +164,8 @@ Value LinalgBuilder::keyPanels(Value tensor, Value tiles, int64_t tile) {
   Value rows = tensor::ExpandShapeOp::create(
       b, RankedTensorType::get(split, b.getF32Type()), tensor, groups,
       splitSizes);
-  Value init = empty({dim(tensor, 0), dim(tensor, 1), tiles, width,
-                      index(tile)});
+  Value init =
+      empty({dim(tensor, 0), dim(tensor, 1), tiles, width, index(tile)});
   return linalg::TransposeOp::create(b, rows, init,
                                      ArrayRef<int64_t>{0, 1, 2, 4, 3})
       .getResult()[0];
@@ -234,18 +233,18 @@ Value LinalgBuilder::matmulTN(Value a, Value bm, Value init) {
 
 Value LinalgBuilder::columnSum(Value a, Value init) {
   // (r, c) with the reduction outermost: the loop over c is contiguous.
-  return generic(init, {a}, {map(2, {0, 1}), map(2, {1})}, {kRed, kPar},
-                 [](OpBuilder &ob, Location loc, ValueRange args) {
-                   return arith::AddFOp::create(ob, loc, args[0], args[1])
-                       .getResult();
-                 });
+  return generic(
+      init, {a}, {map(2, {0, 1}), map(2, {1})}, {kRed, kPar},
+      [](OpBuilder &ob, Location loc, ValueRange args) {
+        return arith::AddFOp::create(ob, loc, args[0], args[1]).getResult();
+      });
 }
 
 Value LinalgBuilder::transposeTile(Value a) {
   Value rows = dim(a, 0), cols = dim(a, 1);
-  return generic(empty({cols, rows}), {a}, {map(2, {1, 0}), map(2, {0, 1})},
-                 {kPar, kPar},
-                 [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  return generic(
+      empty({cols, rows}), {a}, {map(2, {1, 0}), map(2, {0, 1})}, {kPar, kPar},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
 Value LinalgBuilder::paddedTile(Value tensor, Value bi, Value hi, Value row0,
@@ -262,19 +261,17 @@ Value LinalgBuilder::paddedTile(Value tensor, Value bi, Value hi, Value row0,
 }
 
 Value LinalgBuilder::matvec(Value a, Value x, Value init) {
-  return generic(init, {a, x}, {map(2, {0, 1}), map(2, {1}), map(2, {0})},
-                 {kPar, kRed},
-                 [](OpBuilder &ob, Location loc, ValueRange args) {
-                   // As in rowReduce: reassoc lets LLVM vectorize the row's
-                   // dot product (else one scalar add after another).
-                   auto reassoc = arith::FastMathFlagsAttr::get(
-                       ob.getContext(), arith::FastMathFlags::reassoc);
-                   Value product =
-                       arith::MulFOp::create(ob, loc, args[0], args[1]);
-                   return arith::AddFOp::create(ob, loc, args[2], product,
-                                                reassoc)
-                       .getResult();
-                 });
+  return generic(
+      init, {a, x}, {map(2, {0, 1}), map(2, {1}), map(2, {0})}, {kPar, kRed},
+      [](OpBuilder &ob, Location loc, ValueRange args) {
+        // As in rowReduce: reassoc lets LLVM vectorize the row's
+        // dot product (else one scalar add after another).
+        auto reassoc = arith::FastMathFlagsAttr::get(
+            ob.getContext(), arith::FastMathFlags::reassoc);
+        Value product = arith::MulFOp::create(ob, loc, args[0], args[1]);
+        return arith::AddFOp::create(ob, loc, args[2], product, reassoc)
+            .getResult();
+      });
 }
 
 Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
@@ -307,20 +304,21 @@ PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
       b.padRows(featureQ, b.mul(padded.queryTiles, b.index(queryTile)));
   // K is transposed once, tile by tile, so that every tile product is a
   // plain matmul with contiguous rows on both sides.
-  padded.keysT = b.keyPanels(
-      b.padRows(featureK, b.mul(padded.keyTiles, b.index(keyTile))),
-      padded.keyTiles, keyTile);
+  padded.keysT =
+      b.keyPanels(b.padRows(featureK, b.mul(padded.keyTiles, b.index(keyTile))),
+                  padded.keyTiles, keyTile);
   padded.values =
       b.padRows(term.values, b.mul(padded.keyTiles, b.index(keyTile)));
   return padded;
 }
 
-std::pair<Value, Value>
-to_linalg::keyPanelsAndValues(LinalgBuilder &b, const TermOperands &term,
-                              int64_t keyTile, Value keyTiles) {
+std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
+                                                      const TermOperands &term,
+                                                      int64_t keyTile,
+                                                      Value keyTiles) {
   ImplicitLocOpBuilder &ob = b.b;
-  Value panels = b.empty(
-      {term.batch, term.heads, keyTiles, term.width, b.index(keyTile)});
+  Value panels =
+      b.empty({term.batch, term.heads, keyTiles, term.width, b.index(keyTile)});
   Value values = b.empty({term.batch, term.heads,
                           b.mul(keyTiles, b.index(keyTile)), term.valueDim});
   auto forall = scf::ForallOp::create(
@@ -358,8 +356,8 @@ to_linalg::keyPanelsAndValues(LinalgBuilder &b, const TermOperands &term,
 }
 
 Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
-                               Value num, Value sums, Value row0,
-                               int64_t rows, Value validRows) {
+                               Value num, Value sums, Value row0, int64_t rows,
+                               Value validRows) {
   Value zero = b.f32(0.0);
   Value epsValue = b.f32(term.eps);
   Value outRows = b.index(rows);
@@ -399,10 +397,10 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
 }
 
 Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
-                        Value row0, int64_t rows, Value length) {
+                         Value row0, int64_t rows, Value length) {
   Value cols = b.dim(tensor, 3);
-  Value whole = arith::CmpIOp::create(
-      b.b, arith::CmpIPredicate::ule, b.add(row0, b.index(rows)), length);
+  Value whole = arith::CmpIOp::create(b.b, arith::CmpIPredicate::ule,
+                                      b.add(row0, b.index(rows)), length);
   // Past the end (a chunk of queries beyond the keys) the slice is empty.
   Value start = b.minIdx(row0, length);
   auto ifOp = scf::IfOp::create(
@@ -418,9 +416,9 @@ Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder inner(ib);
-        scf::YieldOp::create(ib, inner.paddedTile(tensor, bi, hi, start, rows,
-                                                  cols,
-                                                  inner.sub(length, start)));
+        scf::YieldOp::create(ib,
+                             inner.paddedTile(tensor, bi, hi, start, rows, cols,
+                                              inner.sub(length, start)));
       });
   return ifOp.getResult(0);
 }
@@ -441,8 +439,8 @@ Value to_linalg::queryFeatureTile(LinalgBuilder &b, const TermOperands &term,
 Value to_linalg::keyFeatureTile(LinalgBuilder &b, const TermOperands &term,
                                 Value bi, Value hi, Value row0, int64_t rows) {
   return featureTile(b, term.features,
-                     rowTile(b, term.rawK, bi, hi, row0, rows, term.keys),
-                     row0, realRows(b, row0, rows, term.keys),
+                     rowTile(b, term.rawK, bi, hi, row0, rows, term.keys), row0,
+                     realRows(b, row0, rows, term.keys),
                      /*keySide=*/true);
 }
 
@@ -452,9 +450,9 @@ Value to_linalg::forallRowTiles(
     function_ref<Value(ValueRange ivs, Value validRows)> body,
     function_ref<Value(ValueRange ivs)> rowOf) {
   ImplicitLocOpBuilder &ib = b.b;
-  Value outRows = staticTiles ? b.mul(b.ceilDiv(term.queries, rows),
-                                      b.index(rows))
-                              : term.queries;
+  Value outRows = staticTiles
+                      ? b.mul(b.ceilDiv(term.queries, rows), b.index(rows))
+                      : term.queries;
   Value out = b.empty({term.batch, term.heads, outRows, term.valueDim});
   SmallVector<OpFoldResult> ubs;
   for (Value ub : upperBounds)
@@ -471,11 +469,10 @@ Value to_linalg::forallRowTiles(
     ib.setInsertionPointToStart(forall.getTerminator().getBody());
     SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], row0,
                                          ib.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {ib.getIndexAttr(1), ib.getIndexAttr(1),
-                                       staticTiles
-                                           ? ib.getIndexAttr(rows)
-                                           : LinalgBuilder::ofr(validRows),
-                                       LinalgBuilder::ofr(term.valueDim)};
+    SmallVector<OpFoldResult> sizes = {
+        ib.getIndexAttr(1), ib.getIndexAttr(1),
+        staticTiles ? ib.getIndexAttr(rows) : LinalgBuilder::ofr(validRows),
+        LinalgBuilder::ofr(term.valueDim)};
     SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
     tensor::ParallelInsertSliceOp::create(
         ib, result, forall.getRegionIterArgs()[0], offsets, sizes, strides);

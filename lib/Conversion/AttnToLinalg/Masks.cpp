@@ -122,8 +122,8 @@ Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
     return both(real, both(oneBlock(), causal()));
   case MaskKind::PriorBlocks:
     // The last key's block is before the first row's.
-    return both(real, cmp(arith::CmpIPredicate::ult, blockOf(lastCol),
-                          blockOf(row0)));
+    return both(
+        real, cmp(arith::CmpIPredicate::ult, blockOf(lastCol), blockOf(row0)));
   }
   return {};
 }

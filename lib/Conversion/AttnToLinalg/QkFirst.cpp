@@ -85,8 +85,8 @@ static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder branch(ib);
-        Value w = term.score == Score::Relu2 ? squareRelu(branch, scores)
-                                             : scores;
+        Value w =
+            term.score == Score::Relu2 ? squareRelu(branch, scores) : scores;
         scf::YieldOp::create(ib, w);
       },
       [&](OpBuilder &ob, Location loc) {
@@ -181,10 +181,9 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   };
   auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
-    Value qTile =
-        staticTiles
-            ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
-            : queryFeatureTile(b, term, bi, hi, row0, queryTile);
+    Value qTile = staticTiles
+                      ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
+                      : queryFeatureTile(b, term, bi, hi, row0, queryTile);
     Value t = b.index(queryTile);
     // m = -inf, z = 0, acc = 0
     Value runningMax = b.filled({t}, -INFINITY);
@@ -198,8 +197,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           ImplicitLocOpBuilder ib(loc, ob);
           LinalgBuilder inner(ib);
           Value col0 = inner.mul(kt, inner.index(keyTile));
-          Value kTile =
-              inner.panel(paddedKT, bi, hi, kt, term.width, keyTile);
+          Value kTile = inner.panel(paddedKT, bi, hi, kt, term.width, keyTile);
           Value vTile =
               inner.tile2d(paddedV, bi, hi, col0, keyTile, term.valueDim);
           // Square tiles (all the pass builds today) share one constant.
@@ -222,6 +220,6 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
     return normalizeRows(b, term, loop.getResult(2), loop.getResult(1), row0,
                          queryTile, validRows);
   };
-  return forallRowTiles(b, term, queryTile, tiles.staticTiles, {term.batch, term.heads, queryTiles}, body,
-                        rowOf);
+  return forallRowTiles(b, term, queryTile, tiles.staticTiles,
+                        {term.batch, term.heads, queryTiles}, body, rowOf);
 }

@@ -233,9 +233,10 @@ Value normalizeRows(LinalgBuilder &b, const TermOperands &term, Value num,
 
 /// Rows [row0, row0 + rows) of the 4-D \p tensor [B, H, L, X] at (bi, hi)
 /// as a fresh static [rows, X] tile: a copy of a whole tile, or the rows
-/// left before L (none once row0 >= L) padded with zero rows. (Both branches own their buffer, so
-/// the tile keeps an identity layout: a slice and a padded copy would merge
-/// to a fully dynamic one, whose vector reads are scalar loads.)
+/// left before L (none once row0 >= L) padded with zero rows. (Both branches
+/// own their buffer, so the tile keeps an identity layout: a slice and a padded
+/// copy would merge to a fully dynamic one, whose vector reads are scalar
+/// loads.)
 Value rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi, Value row0,
               int64_t rows, Value length);
 
@@ -259,8 +260,7 @@ Value keyFeatureTile(LinalgBuilder &b, const TermOperands &term, Value bi,
 /// \p staticTiles, validRows is null, the body returns all [rows, E] and
 /// the tiles go through a padded [B, H, whole tiles, E] buffer.
 Value forallRowTiles(LinalgBuilder &b, const TermOperands &term, int64_t rows,
-                     bool staticTiles,
-                     ArrayRef<Value> upperBounds,
+                     bool staticTiles, ArrayRef<Value> upperBounds,
                      function_ref<Value(ValueRange ivs, Value validRows)> body,
                      function_ref<Value(ValueRange ivs)> rowOf);
 
