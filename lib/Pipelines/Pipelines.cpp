@@ -77,6 +77,7 @@ static void addHostLoweringToLLVM(OpPassManager &pm) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAttnCheckAllocations());
   pm.addPass(createAttnCheckLowered());
 }
 

@@ -37,6 +37,10 @@ struct EntryNaming {
 /// The name of the module attribute that carries the entry point.
 constexpr const char *kCEntryAttrName = "attn.c_entry";
 
+/// The module global that attn-check-allocations counts failed heap
+/// allocations in (an i64), and attn-emit-c-entry reads.
+constexpr const char *kAllocationFailures = "__attn_allocation_failures";
+
 /// Derives the entry point of \p func from its attn ops (see
 /// attn-describe-c-entry); emits an error at the op it cannot follow.
 FailureOr<::attn::EntryAbi> describeCEntry(func::FuncOp func,

@@ -95,6 +95,30 @@ def AttnDescribeCEntry : Pass<"attn-describe-c-entry", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnCheckAllocations : Pass<"attn-check-allocations", "::mlir::ModuleOp"> {
+  let summary = "Test every heap allocation of the lowered code for NULL";
+  let description = [{
+    On the LLVM dialect: after each call of `malloc` (or `aligned_alloc`,
+    `calloc`), a NULL result
+
+    1. adds 1 to the module's internal i64 global
+       `__attn_allocation_failures` (an atomic add: the allocation may be in
+       any OpenMP thread), and
+    2. leaves the work the allocation belongs to, without touching the
+       pointer: the function (`llvm.return`) or the current iteration of an
+       `omp.loop_nest` (`omp.yield`).
+
+    `attn-emit-c-entry` compares the counter before and after the call and
+    returns 4 (ATTN_OUT_OF_MEMORY), so that an allocation the machine cannot
+    satisfy is an error code, not a crash. What was allocated before the
+    failure is not freed (the failure path leaks it).
+
+    An allocation in any other region (e.g. an `omp.parallel` body outside
+    its loops, where leaving early would skip a barrier) is an error.
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+}
+
 def AttnEmitCEntry : Pass<"attn-emit-c-entry", "::mlir::ModuleOp"> {
   let summary = "Emit the C entry point recorded in attn.c_entry";
   let description = [{
@@ -110,7 +134,9 @@ def AttnEmitCEntry : Pass<"attn-emit-c-entry", "::mlir::ModuleOp"> {
     `llvm.intr.umul.with.overflow`), 2 (ATTN_NULL_POINTER) when a pointer is
     null, and otherwise builds a dense row-major memref descriptor per array
     (offset 0, strides the suffix products of the sizes), calls the spec
-    function's C interface (`_mlir_ciface_...`) and returns 0. Every other
+    function's C interface (`_mlir_ciface_...`) and returns 0, or 4
+    (ATTN_OUT_OF_MEMORY) when `attn-check-allocations`' counter of failed
+    allocations grew during the call. Every other
     function and global becomes internal, so that the object exports the
     entry point alone. The `attn.c_entry` attribute is removed.
 

@@ -150,8 +150,37 @@ LLVM::LLVMFuncOp EntryBuilder::build(ModuleOp module, LLVM::LLVMFuncOp callee) {
     }
     LLVM::StoreOp::create(b, loc, desc, descriptors[a]);
   }
+  // attn-check-allocations' counter: a failed allocation during this call
+  // made it grow (a concurrent failing call of the same object may too,
+  // which then fails both: never a silent wrong output).
+  auto failures = module.lookupSymbol<LLVM::GlobalOp>(kAllocationFailures);
+  Value failuresAddress, failuresBefore;
+  if (failures) {
+    failuresAddress = LLVM::AddressOfOp::create(b, loc, failures);
+    failuresBefore = LLVM::LoadOp::create(b, loc, i64, failuresAddress,
+                                          /*alignment=*/8, /*isVolatile=*/false,
+                                          /*isNonTemporal=*/false,
+                                          /*isInvariant=*/false,
+                                          /*isInvariantGroup=*/false,
+                                          LLVM::AtomicOrdering::acquire);
+  }
   LLVM::CallOp::create(b, loc, callee, descriptors);
-  LLVM::ReturnOp::create(b, loc, constant(i32, ::attn::kStatusOk));
+  if (failures) {
+    Value after = LLVM::LoadOp::create(b, loc, i64, failuresAddress,
+                                       /*alignment=*/8, /*isVolatile=*/false,
+                                       /*isNonTemporal=*/false,
+                                       /*isInvariant=*/false,
+                                       /*isInvariantGroup=*/false,
+                                       LLVM::AtomicOrdering::acquire);
+    Value grew = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, after,
+                                      failuresBefore);
+    Value status = LLVM::SelectOp::create(
+        b, loc, grew, constant(i32, ::attn::kStatusOutOfMemory),
+        constant(i32, ::attn::kStatusOk));
+    LLVM::ReturnOp::create(b, loc, status);
+  } else {
+    LLVM::ReturnOp::create(b, loc, constant(i32, ::attn::kStatusOk));
+  }
   returnStatus(badSize, ::attn::kStatusBadSize);
   returnStatus(nullPointer, ::attn::kStatusNullPointer);
   return fn;

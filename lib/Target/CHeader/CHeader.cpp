@@ -107,6 +107,9 @@ std::string attn::generateHeader(const EntryAbi &abi,
     << "                               differ, or an array would exceed "
        "2^62 bytes */\n"
     << "#define ATTN_NULL_POINTER 2 /* an array pointer is NULL */\n"
+    << "#define ATTN_OUT_OF_MEMORY 4 /* a workspace allocation failed; out is "
+       "partly\n"
+    << "                                written */\n"
     << "#endif\n\n"
     << "#ifdef __cplusplus\n"
     << "extern \"C\" {\n"
@@ -135,7 +138,9 @@ std::string attn::generateHeader(const EntryAbi &abi,
   h << " *\n"
     << " * Returns ATTN_OK (0), or without touching any array ATTN_BAD_SIZE "
        "(1;\n"
-    << " * the sizes are checked first) or ATTN_NULL_POINTER (2).\n"
+    << " * the sizes are checked first) or ATTN_NULL_POINTER (2), or\n"
+    << " * ATTN_OUT_OF_MEMORY (4) when the machine could not give the code its\n"
+    << " * workspace (what it had allocated until then is not freed).\n"
     << " */\n"
     << prototype << "\n\n";
 

@@ -63,7 +63,13 @@ struct EntryAbi {
 constexpr uint64_t kMaxBytes = uint64_t(1) << 62;
 
 /// Status codes of the entry point (also in the generated header).
-enum EntryStatus { kStatusOk = 0, kStatusBadSize = 1, kStatusNullPointer = 2 };
+enum EntryStatus {
+  kStatusOk = 0,
+  kStatusBadSize = 1,
+  kStatusNullPointer = 2,
+  /// 3 is the C API's ATTN_STATUS_ERROR; the entry never returns it.
+  kStatusOutOfMemory = 4,
+};
 
 /// Checks, at compile time, what can be: an all-static array or
 /// intermediate too large for kMaxBytes. Returns an error message or "".
