@@ -167,8 +167,14 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
              1;
     return 0;
   }
-  if (k == "threads")
-    return integer(c.threads, 0) ? 0 : 1;
+  if (k == "threads") {
+    if (!integer(c.threads, 0))
+      return 1;
+    std::string why;
+    if (!checkThreadCount(c.threads, "option 'threads'", why))
+      return setError(error, why), 1;
+    return 0;
+  }
   if (k == "heads")
     return integer(options->heads, 1) ? 0 : 1;
   if (k == "head-dim")

@@ -19,6 +19,9 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <thread>
+
+#include <sched.h>
 
 using namespace attn;
 using namespace attn::compiler;
@@ -33,6 +36,30 @@ static constexpr const char *kOpenMPRuntime =
 
 /// omp_set_num_threads of the libomp the kernels call into, once loaded.
 static void (*setOpenMPThreads)(int) = nullptr;
+
+int64_t attn::compiler::maxThreads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+bool attn::compiler::checkThreadCount(int64_t threads,
+                                      const std::string &option,
+                                      std::string &error) {
+  // libomp aborts the process when it cannot start a thread, so a count
+  // beyond the machine is refused here rather than attempted; more threads
+  // than hardware threads would only slow the kernels down anyway.
+  int64_t most = maxThreads();
+  if (threads >= 0 && threads <= most)
+    return true;
+  error = option + " must be between 1 and " + std::to_string(most) +
+          " (the hardware threads this process may use), or 0 for all of "
+          "them; got " +
+          std::to_string(threads);
+  return false;
+}
 
 /// Loads libomp into the process once; "" or why it failed.
 static std::string loadOpenMP(int64_t threads) {
@@ -65,6 +92,8 @@ static std::string loadOpenMP(int64_t threads) {
 std::unique_ptr<Kernel> Kernel::load(const std::string &object, EntryAbi abi,
                                      int64_t threads, std::string &error) {
   initializeNativeTarget();
+  if (!checkThreadCount(threads, "the thread count", error))
+    return nullptr;
   error = loadOpenMP(threads);
   if (!error.empty())
     return nullptr;

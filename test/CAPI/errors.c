@@ -27,6 +27,8 @@ int main(int argc, char **argv) {
     show("bad cpu-features", error);
   if (attnOptionsSet(options, "threads", "-1", &error))
     show("bad threads", error);
+  if (attnOptionsSet(options, "threads", "100000", &error))
+    show("too many threads", error);
   if (attnOptionsSet(options, "colour", "blue", &error))
     show("unknown option", error);
   attnOptionsSet(options, "cache-dir", "off", NULL);

@@ -265,6 +265,8 @@ static std::optional<CompilerOptions> selectOptions(std::string &error) {
   }
   options.cpu = cpuName;
   options.cpuFeatures = cpuFeatures;
+  if (!checkThreadCount(threads, "--threads", error))
+    return std::nullopt;
   options.threads = threads;
   options.emulateGpu = emulateGpu;
   return options;

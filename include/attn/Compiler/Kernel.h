@@ -17,6 +17,15 @@ class LLJIT;
 namespace attn {
 namespace compiler {
 
+/// The most threads the compiled CPU code may run on: the hardware threads
+/// this process may use (its CPU affinity), at least 1.
+int64_t maxThreads();
+
+/// Whether \p threads (0: every core) is a thread count the compiled code
+/// can run with; else \p error says why, naming \p option.
+bool checkThreadCount(int64_t threads, const std::string &option,
+                      std::string &error);
+
 /// The object of Compiler::compileKernelObject, linked into this process
 /// (ORC LLJIT) against libomp and, for GPU code, the attn GPU runtime.
 class Kernel {
