@@ -24,12 +24,17 @@
 extern "C" {
 #endif
 
-/* Status codes of attnKernelRun (the first three are those of the generated
- * C entry point, ATTN_OK / ATTN_BAD_SIZE / ATTN_NULL_POINTER). */
+/* Status codes of attnKernelRun (0, 1, 2 and 4 are those of the generated C
+ * entry point, ATTN_OK / ATTN_BAD_SIZE / ATTN_NULL_POINTER /
+ * ATTN_OUT_OF_MEMORY). */
 #define ATTN_STATUS_OK 0
 #define ATTN_STATUS_BAD_SIZE 1     /* sizes not positive or not as the spec ties them */
 #define ATTN_STATUS_NULL_POINTER 2 /* an array pointer is NULL */
 #define ATTN_STATUS_ERROR 3        /* anything else; *error says what */
+#define ATTN_STATUS_OUT_OF_MEMORY 4 /* the call needs more memory than the machine
+                                       has (or option max-memory allows), checked
+                                       before it starts, or an allocation of the
+                                       compiled code failed */
 
 typedef struct AttnOptions AttnOptions;
 typedef struct AttnKernel AttnKernel;
@@ -51,6 +56,9 @@ void attnOptionsDestroy(AttnOptions *options);
  *   threads      0 (every core) or a positive count
  *   emulate-gpu  0 | 1   (nvptx: run the GPU kernels on the host)
  *   cache-dir    a directory, or "off" for no cache
+ *   max-memory   bytes (suffix K, M, G or T allowed) that one run or reference
+ *                call may need; 0 (default): what the machine has available.
+ *                A call beyond it returns ATTN_STATUS_OUT_OF_MEMORY.
  *   heads, head-dim   positive integers: the whole-layer view of the report
  * Returns 0, or 1 with *error set for an unknown key or a bad value. */
 int attnOptionsSet(AttnOptions *options, const char *key, const char *value,

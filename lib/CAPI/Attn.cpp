@@ -52,6 +52,8 @@ struct AttnOptions {
   std::string cacheDir;
   std::string costTarget = "cpu";
   int64_t heads = 0, headDim = 0;
+  /// Calls needing more bytes are refused; 0: what the machine has.
+  uint64_t maxMemory = 0;
 
   /// The defaults of the header: messages name the tool `attn`, and the
   /// cache is the user's.
@@ -63,6 +65,7 @@ struct AttnKernel {
   std::unique_ptr<Kernel> kernel;
   std::string diagnostics;
   bool fromCache = false;
+  uint64_t maxMemory = 0;
   /// One writer of messages that the kernel owns.
   std::unique_ptr<llvm::raw_string_ostream> stream;
 };
@@ -196,6 +199,16 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
     (k == "cpu" ? c.cpu : c.cpuFeatures) = v;
     return 0;
   }
+  if (k == "max-memory") {
+    uint64_t bytes = 0;
+    if (v != "0" && (!parseByteSize(v, bytes) || bytes == 0))
+      return setError(error, "option 'max-memory' must be a byte count such "
+                             "as 512M or 8G (0: what the machine has), got '" +
+                                 v + "'"),
+             1;
+    options->maxMemory = bytes;
+    return 0;
+  }
   if (k == "cache-dir") {
     options->cacheDir = v == "off" ? "" : v;
     return 0;
@@ -203,6 +216,7 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
   return setError(error, "unknown option '" + k +
                              "' (target, chip, cpu, cpu-features, "
                              "force-order, threads, emulate-gpu, cache-dir, "
+                             "max-memory, "
                              "heads, head-dim)"),
          1;
 }
@@ -313,6 +327,7 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
     exposeGpuRuntime();
 
   auto kernel = std::make_unique<AttnKernel>();
+  kernel->maxMemory = opts.maxMemory;
   kernel->stream = std::make_unique<llvm::raw_string_ostream>(kernel->diagnostics);
   kernel->compiler = std::make_unique<Compiler>(opts.compiler, *kernel->stream);
   Compiler &compiler = *kernel->compiler;
@@ -457,6 +472,8 @@ static const char *statusName(int status) {
            "would exceed 2^62 bytes";
   case ATTN_STATUS_NULL_POINTER:
     return "an array pointer is NULL";
+  case ATTN_STATUS_OUT_OF_MEMORY:
+    return "the compiled code could not allocate its workspace";
   default:
     return "unknown status";
   }
@@ -490,8 +507,34 @@ static bool runsOnDevice(const AttnKernel *kernel) {
   return options.target == Target::NVPTX && !options.emulateGpu;
 }
 
+/// The bytes of the inputs of a call (checked by checkSizes).
+static uint64_t inputBytes(const EntryAbi &abi, const int64_t *sizes) {
+  std::vector<size_t> counts = elementCounts(abi, sizes);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i + 1 < counts.size(); ++i)
+    bytes += saturatingMul(counts[i], sizeof(float));
+  return bytes;
+}
+
+/// ATTN_STATUS_OK when \p need fits the kernel's max-memory (or what the
+/// machine has), else ATTN_STATUS_OUT_OF_MEMORY with the message.
+static int checkCallMemory(const AttnKernel *kernel, const MemoryNeed &need,
+                           char **error) {
+  std::string why = checkMemory(need, kernel->maxMemory, "option 'max-memory'");
+  if (why.empty())
+    return ATTN_STATUS_OK;
+  setError(error, "attn: error: cannot run '" + abiOf(kernel).specName +
+                      "': " + why);
+  return ATTN_STATUS_OUT_OF_MEMORY;
+}
+
 static int callKernel(AttnKernel *kernel, void *const *arrays,
                       const int64_t *sizes, char **error) {
+  MemoryNeed need;
+  need.add("compiled code's workspace (estimate)",
+           estimateKernelWorkspace(inputBytes(abiOf(kernel), sizes)));
+  if (int status = checkCallMemory(kernel, need, error))
+    return status;
   int status = kernel->kernel->call(arrays, sizes);
   if (status != ATTN_STATUS_OK)
     setError(error, "attn: error: '" + abiOf(kernel).specName +
@@ -553,6 +596,22 @@ int attnKernelReference(const AttnKernel *kernel, void *const *arrays,
   const Spec &spec = kernel->compiler->getSpec();
   std::vector<size_t> counts = elementCounts(abi, sizes);
   InputArrays inputs;
+  {
+    // The evaluator's copies of the inputs, and its workspace.
+    InputArrays shapes;
+    for (size_t i = 0; i + 1 < abi.arrays.size(); ++i) {
+      npy::Array array;
+      for (const Extent &extent : abi.arrays[i].shape)
+        array.shape.push_back(extentValue(extent, sizes));
+      shapes[abi.arrays[i].name] = std::move(array);
+    }
+    MemoryNeed need;
+    need.add("copies of the inputs", inputBytes(abi, sizes));
+    need.add("reference workspace",
+             reference::workspaceBytes(buildProblem(spec, shapes)));
+    if (int status = checkCallMemory(kernel, need, error))
+      return status;
+  }
   for (size_t i = 0; i + 1 < abi.arrays.size(); ++i) {
     npy::Array array;
     for (const Extent &extent : abi.arrays[i].shape)

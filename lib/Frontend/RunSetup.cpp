@@ -113,6 +113,47 @@ reference::Problem attn::frontend::buildProblem(const Spec &spec,
   return problem;
 }
 
+MemoryNeed attn::frontend::runMemoryNeed(const Spec &spec,
+                                         const SizeBindings &sizes,
+                                         const InputArrays &loaded,
+                                         bool reference, bool compiled) {
+  auto bytesOf = [](const std::vector<int64_t> &shape) {
+    uint64_t bytes = sizeof(float);
+    for (int64_t size : shape)
+      bytes = saturatingMul(bytes, static_cast<uint64_t>(std::max<int64_t>(
+                                       size, 0)));
+    return bytes;
+  };
+  // The problem's sizes, over arrays that hold shapes but no data.
+  InputArrays shapes;
+  uint64_t newInputs = 0, allInputs = 0;
+  for (const InputDecl &input : spec.inputs) {
+    npy::Array array;
+    auto found = loaded.find(input.name);
+    array.shape = found != loaded.end() ? found->second.shape
+                                        : concreteShape(input, sizes);
+    uint64_t bytes = bytesOf(array.shape);
+    allInputs = allInputs > UINT64_MAX - bytes ? UINT64_MAX : allInputs + bytes;
+    if (found == loaded.end())
+      newInputs = newInputs > UINT64_MAX - bytes ? UINT64_MAX : newInputs + bytes;
+    shapes[input.name] = std::move(array);
+  }
+  reference::Problem problem = buildProblem(spec, shapes);
+  uint64_t output = bytesOf(outputShape(problem));
+
+  MemoryNeed need;
+  need.add("inputs", newInputs);
+  need.add("output", output);
+  if (reference) {
+    need.add("reference output", output);
+    need.add("reference workspace", reference::workspaceBytes(problem));
+  }
+  if (compiled)
+    need.add("compiled code's workspace (estimate)",
+             estimateKernelWorkspace(allInputs));
+  return need;
+}
+
 std::vector<int64_t>
 attn::frontend::outputShape(const reference::Problem &problem) {
   return {problem.batch, problem.heads, problem.queries, problem.valueDim};

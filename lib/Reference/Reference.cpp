@@ -480,6 +480,35 @@ static void accumulateTerm(const Problem &problem, const Term &term,
   }
 }
 
+uint64_t reference::workspaceBytes(const Problem &problem) {
+  auto count = [](int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(v, 0)); };
+  auto mul = [](uint64_t a, uint64_t b) {
+    return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+  };
+  auto add = [](uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+  };
+  // The [N, E] accumulator, then the largest term's copies (accumulateTerm).
+  uint64_t total = mul(mul(count(problem.queries), count(problem.valueDim)),
+                       sizeof(double));
+  uint64_t largestTerm = 0;
+  for (const Term &term : problem.terms) {
+    uint64_t keys = count(term.projectedLength > 0 ? term.projectedLength
+                                                   : problem.keys);
+    uint64_t width =
+        term.score == Score::Kernel ? count(featureWidth(term)) : 0;
+    // Keys, values and key features in double, a weight and a mask byte per
+    // key, and a query and its features.
+    uint64_t perKey = add(add(count(term.featureDim), count(problem.valueDim)),
+                          add(width, 1));
+    uint64_t bytes = add(mul(mul(keys, perKey), sizeof(double)), keys);
+    bytes = add(bytes, mul(add(count(term.featureDim), mul(width, 2)),
+                           sizeof(double)));
+    largestTerm = std::max(largestTerm, bytes);
+  }
+  return add(total, largestTerm);
+}
+
 std::string reference::evaluate(const Problem &problem, float *out) {
   std::string message = validate(problem);
   if (!message.empty())

@@ -16,6 +16,7 @@ import re as _re
 from ._core import (
     CompileError,
     Kernel,
+    OutOfMemoryError,
     RunError,
     check,
     compare,
@@ -29,6 +30,7 @@ from ._capi import library_path
 __all__ = [
     "CompileError",
     "Kernel",
+    "OutOfMemoryError",
     "RunError",
     "check",
     "compare",

@@ -40,6 +40,12 @@ class RunError(RuntimeError):
         self.status = status
 
 
+class OutOfMemoryError(RunError, MemoryError):
+    """A RunError with status ATTN_STATUS_OUT_OF_MEMORY: the call would need
+    more memory than the machine has (or ``max_memory`` allows), or the
+    compiled code could not allocate its workspace. Also a MemoryError."""
+
+
 # --------------------------------------------------------------------------
 # Options
 
@@ -438,7 +444,8 @@ class Kernel:
             status = fn(self._handle, pointers, sizes, ctypes.byref(err))
         message = take_error(err, None)
         if status != 0:
-            raise RunError(
+            error = OutOfMemoryError if status == _capi.STATUS_OUT_OF_MEMORY else RunError
+            raise error(
                 message
                 or "%s of '%s' returned %s" % (what, self.name, _capi.STATUS_NAMES.get(status, status)),
                 status,
@@ -489,6 +496,7 @@ def compile(
     threads=None,
     emulate_gpu=False,
     cache_dir=None,
+    max_memory=None,
 ):
     """Compiles SPEC (a path to a .attn file, or spec text: a str with a
     newline) to a Kernel. See docs/python.md."""
@@ -505,6 +513,11 @@ def compile(
             opts.set("force-order", _str_option("force_order", force_order))
         if threads is not None:
             opts.set("threads", str(_int_option("threads", threads)))
+        if max_memory is not None:
+            if isinstance(max_memory, str):
+                opts.set("max-memory", max_memory)
+            else:
+                opts.set("max-memory", str(_int_option("max_memory", max_memory)))
         if emulate_gpu:
             opts.set("emulate-gpu", "1")
         if cache_dir is False:

@@ -20,6 +20,7 @@
 #include "attn/Frontend/RunInputs.h"
 #include "attn/Reference/Reference.h"
 #include "attn/Support/AtomicFile.h"
+#include "attn/Support/Memory.h"
 #include "attn/Target/CHeader/CHeader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -175,6 +176,13 @@ static cl::opt<int64_t> threads(
     "threads", cl::desc("Threads of the compiled code (default: every core)"),
     cl::init(0), cl::sub(runCommand), cl::cat(attncCategory));
 
+static cl::opt<std::string> maxMemory(
+    "max-memory",
+    cl::desc("Refuse a run that needs more memory than this (bytes, or with "
+             "a K/M/G/T suffix; default: what the machine has available)"),
+    cl::value_desc("bytes"), cl::init(""), cl::sub(runCommand),
+    cl::cat(attncCategory));
+
 static int userError(const std::string &message) {
   llvm::errs() << "attnc: error: " << message << "\n";
   return 1;
@@ -305,6 +313,18 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   mlir::OwningOpRef<mlir::ModuleOp> module = compiler.generateModule(*sizes);
   if (!module)
     return 1;
+  // Before anything sequence-sized is allocated: a run that cannot fit
+  // ends here with a message, not in the kernel's OOM killer.
+  uint64_t memoryLimit = 0;
+  if (!maxMemory.empty() &&
+      (!parseByteSize(maxMemory, memoryLimit) || memoryLimit == 0))
+    return userError("--max-memory expects a positive byte count such as "
+                     "512M or 8G, got '" +
+                     maxMemory + "'");
+  MemoryNeed need = runMemoryNeed(spec, *sizes, inputs.all(),
+                                  useReference || checkResult, !useReference);
+  if (std::string error = checkMemory(need, memoryLimit); !error.empty())
+    return userError("cannot run '" + spec.name + "': " + error);
   if (std::string error = inputs.generate(*sizes, seed); !error.empty())
     return userError(error);
   reference::Problem problem = buildProblem(spec, inputs.all());

@@ -16,6 +16,7 @@
 
 #include "attn/Frontend/Parser.h"
 #include "attn/Reference/Reference.h"
+#include "attn/Support/Memory.h"
 #include "attn/Support/Npy.h"
 
 #include <cstdint>
@@ -48,6 +49,14 @@ bool generateInputs(const Spec &spec, const SizeBindings &sizes, uint64_t seed,
 /// input of \p spec with shapes that passed checkShapes. The problem points
 /// into \p arrays: keep them alive and unchanged while it is used.
 reference::Problem buildProblem(const Spec &spec, const InputArrays &arrays);
+
+/// What a run of \p spec under \p sizes (every dim bound) will allocate:
+/// the inputs not in \p loaded yet, the output, with \p reference the
+/// reference evaluator's output and workspace, with \p compiled the compiled
+/// code's workspace (estimateKernelWorkspace). Sizes saturate, never wrap.
+MemoryNeed runMemoryNeed(const Spec &spec, const SizeBindings &sizes,
+                         const InputArrays &loaded, bool reference,
+                         bool compiled);
 
 /// The shape of the output O, [B, H, N, E], of \p problem.
 std::vector<int64_t> outputShape(const reference::Problem &problem);

@@ -125,6 +125,11 @@ std::vector<double> applyFeatureMap(const Term &term, const float *x,
 /// string when \p problem is valid, else a one-line explanation.
 std::string validate(const Problem &problem);
 
+/// The bytes evaluate() allocates for \p problem besides \p out (double
+/// copies of one slice's keys, values and features, and its [N, E]
+/// accumulator), saturating at UINT64_MAX; only the sizes are read.
+uint64_t workspaceBytes(const Problem &problem);
+
 /// Computes O into \p out ([B, H, N, E], f32), accumulating in double. A row
 /// with no unmasked key, or with a zero normaliser, contributes 0 (never NaN).
 /// Returns validate()'s message, without touching \p out, when \p problem is

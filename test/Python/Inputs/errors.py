@@ -87,6 +87,15 @@ e = case("reference-status", lambda: tied.reference(a, b, b))
 print("reference-status is RuntimeError: %s" % isinstance(e, RuntimeError))
 print("tied equal sizes: %s" % attn.check(tied, a, a.copy(), a.copy())["ok"])
 
+# A call needing more than max_memory: refused before it starts.
+small = attn.compile(os.path.join(examples_dir, "softmax.attn"), max_memory="64M", cache_dir=cache)
+big = f32(1, 8, 16384, 64)
+e = case("max-memory", lambda: small(big, big, big))
+print("max-memory is MemoryError: %s, RunError: %s, status %s" % (isinstance(e, MemoryError), isinstance(e, attn.RunError), getattr(e, "status", None)))
+case("max-memory-reference", lambda: small.reference(big, big, big))
+print("max-memory small call: %s" % attn.check(small, q, k, v)["ok"])
+case("max-memory-bad", lambda: attn.compile(os.path.join(examples_dir, "softmax.attn"), max_memory="lots", cache_dir=cache))
+
 # Closed kernels.
 closed = attn.compile(os.path.join(examples_dir, "softmax.attn"), cache_dir=cache)
 closed.close()

@@ -1159,3 +1159,20 @@ TEST(ReferenceValidate, NullOutputIsAnError) {
 }
 
 } // namespace
+
+TEST(Reference, WorkspaceBytesCountsOneSliceInDouble) {
+  // Softmax, N = 4, M = 8, D = 2, E = 3: the [N, E] accumulator (96 bytes),
+  // keys, values and a weight per key in double plus a mask byte (8 * (2 +
+  // 3 + 1) * 8 + 8 = 392) and a query row (16).
+  Problem problem;
+  problem.queries = 4;
+  problem.keys = 8;
+  problem.valueDim = 3;
+  Term term;
+  term.featureDim = 2;
+  problem.terms.push_back(term);
+  EXPECT_EQ(workspaceBytes(problem), 96u + 392u + 16u);
+  // Sizes beyond memory saturate instead of wrapping.
+  problem.keys = int64_t(1) << 62;
+  EXPECT_EQ(workspaceBytes(problem), UINT64_MAX);
+}
