@@ -183,9 +183,20 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
                     return arith::SelectOp::create(gb, gl, visible, args[0],
                                                    zero);
                   });
-            // den += rowSum(A), num += A V_c
+            // den += rowSum(A), num += A V_c (without the hidden pairs'
+            // terms when V_c is not finite)
             den = inner.rowReduce(scores, den, false);
-            num = inner.matmulNN(scores, vTile, num);
+            if (plan.intraCausal)
+              num = visibleProduct(
+                  inner, scores, vTile, num,
+                  arith::ConstantIntOp::create(ib, 0, 1),
+                  [](OpBuilder &gb, Location gl, Value r, Value c) -> Value {
+                    return arith::CmpIOp::create(
+                        gb, gl, arith::CmpIPredicate::ule, c, r);
+                  },
+                  /*testFinite=*/!staticTiles);
+            else
+              num = inner.matmulNN(scores, vTile, num);
           }
           // O_c = num / den (its real rows only, without static-tiles)
           Value realQueries = staticTiles

@@ -10,6 +10,11 @@
 #include "Strategies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -83,6 +88,66 @@ Value to_linalg::visibleKeys(OpBuilder &ob, Location loc, MaskKind kind,
   }
   Value i64 = arith::IndexCastOp::create(ob, loc, ob.getI64Type(), count);
   return arith::SIToFPOp::create(ob, loc, ob.getF32Type(), i64);
+}
+
+Value to_linalg::visibleProduct(LinalgBuilder &b, Value weights,
+                                Value values, Value acc, Value fullyVisible,
+                                TileVisibility visible, bool testFinite) {
+  ImplicitLocOpBuilder &ib = b.b;
+  // Whether the plain product is exact: the tile is wholly visible, or
+  // max |V| < inf (maximumf propagates NaN, which fails the test too).
+  Value exact = fullyVisible;
+  if (testFinite)
+    exact = scf::IfOp::create(
+      ib, fullyVisible,
+      [&](OpBuilder &ob, Location loc) {
+        scf::YieldOp::create(ob, loc, fullyVisible);
+      },
+      [&](OpBuilder &ob, Location loc) {
+        ImplicitLocOpBuilder nb(loc, ob);
+        LinalgBuilder inner(nb);
+        // Into a 1-element tensor rather than a 0-d one: the GPU mapping
+        // lowers every op to loops.
+        Value zero = inner.index(0);
+        Value largest = inner.generic(
+            inner.filled({inner.index(1)}, 0.0), {values},
+            {inner.map(3, {1, 2}), inner.map(3, {0})}, {kPar, kRed, kRed},
+            [](OpBuilder &gb, Location gl, ValueRange args) {
+              Value magnitude = math::AbsFOp::create(gb, gl, args[0]);
+              return arith::MaximumFOp::create(gb, gl, args[1], magnitude)
+                  .getResult();
+            });
+        Value value = tensor::ExtractOp::create(nb, largest, ValueRange{zero});
+        Value finite = arith::CmpFOp::create(nb, arith::CmpFPredicate::OLT,
+                                             value, inner.f32(INFINITY));
+        scf::YieldOp::create(nb, finite);
+      }).getResult(0);
+  auto product = scf::IfOp::create(
+      ib, exact,
+      [&](OpBuilder &ob, Location loc) {
+        ImplicitLocOpBuilder nb(loc, ob);
+        LinalgBuilder inner(nb);
+        scf::YieldOp::create(nb, inner.matmulNN(weights, values, acc));
+      },
+      [&](OpBuilder &ob, Location loc) {
+        // Rare (non-finite values): a plain loop nest, one select per term.
+        ImplicitLocOpBuilder nb(loc, ob);
+        LinalgBuilder inner(nb);
+        Value masked = inner.generic(
+            acc, {weights, values},
+            {inner.map(3, {0, 2}), inner.map(3, {2, 1}), inner.map(3, {0, 1})},
+            {kPar, kPar, kRed},
+            [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+              Value r = linalg::IndexOp::create(gb, gl, 0);
+              Value c = linalg::IndexOp::create(gb, gl, 2);
+              Value term = arith::MulFOp::create(gb, gl, args[0], args[1]);
+              Value sum = arith::AddFOp::create(gb, gl, args[2], term);
+              return arith::SelectOp::create(gb, gl, visible(gb, gl, r, c),
+                                             sum, args[2]);
+            });
+        scf::YieldOp::create(nb, masked);
+      });
+  return product.getResult(0);
 }
 
 Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,

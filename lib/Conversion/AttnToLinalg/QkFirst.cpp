@@ -11,6 +11,9 @@
 //   P      = exp(W - newMax),  c = exp(m - newMax)
 //   z      = c z + rowSum(P),  acc = c acc + P V_t
 //
+// (On a tile the mask cuts whose V_t holds a NaN or infinity, P V_t drops
+// the hidden pairs' terms: see visibleProduct.)
+//
 // (relu2, W = relu(S)^2, and the kernel terms, W = S, need no maximum:
 // z += rowSum(W), acc += W V_t.) The tile then is normalised by the term's
 // normalizer (normalizeRows): acc / (z + eps), acc / visible keys, or acc.
@@ -32,6 +35,18 @@ using namespace mlir::attn::to_linalg;
 /// The weights of one score tile: the mask (and the padding, keys j >= M)
 /// applied, relu2's square taken. Softmax keeps the scores, with -inf where
 /// a pair is not visible.
+/// Whether query row0 + r sees key col0 + c: a real key (< M) the mask
+/// allows.
+static Value pairVisible(OpBuilder &gb, Location gl, const TermOperands &term,
+                         Value row0, Value col0, Value r, Value c) {
+  Value i = arith::AddIOp::create(gb, gl, row0, r);
+  Value j = arith::AddIOp::create(gb, gl, col0, c);
+  Value inRange =
+      arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult, j, term.keys);
+  return arith::AndIOp::create(
+      gb, gl, inRange, maskAllows(gb, gl, term.mask, term.block, i, j));
+}
+
 static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
                         Value scores, Value row0, Value col0) {
   Score score = term.score;
@@ -40,12 +55,7 @@ static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
       [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
         Value r = linalg::IndexOp::create(gb, gl, 0);
         Value c = linalg::IndexOp::create(gb, gl, 1);
-        Value i = arith::AddIOp::create(gb, gl, row0, r);
-        Value j = arith::AddIOp::create(gb, gl, col0, c);
-        Value inRange = arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult,
-                                              j, term.keys);
-        Value visible = arith::AndIOp::create(
-            gb, gl, inRange, maskAllows(gb, gl, term.mask, term.block, i, j));
+        Value visible = pairVisible(gb, gl, term, row0, col0, r, c);
         Value s = args[0];
         Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
         if (score == Score::Softmax) {
@@ -77,9 +87,7 @@ static Value squareRelu(LinalgBuilder &inner, Value scores) {
 /// are wholly visible (the mask's diagonal and the padded last key tile are
 /// not), and a masking pass over every tile costs as much as its max or sum.
 static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
-                       Value scores, Value row0, int64_t rows, Value col0,
-                       int64_t cols) {
-  Value full = tileFullyVisible(inner, term, row0, rows, col0, cols);
+                       Value scores, Value row0, Value col0, Value full) {
   auto ifOp = scf::IfOp::create(
       inner.b, full,
       [&](OpBuilder &ob, Location loc) {
@@ -104,7 +112,9 @@ static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
 /// its loop-carried tensor so that bufferization reuses the buffers across
 /// iterations.
 static void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
-                              Value vTile, Value negInf, ValueRange iter) {
+                              Value vTile, Value negInf, ValueRange iter,
+                              Value full, TileVisibility visible,
+                              bool testFinite) {
   ImplicitLocOpBuilder &ib = inner.b;
   Value tileMax = inner.rowReduce(weights, inner.filled({tt}, -INFINITY), true);
   // c = exp(oldMax - max(oldMax, tileMax)), 0 while oldMax = -inf
@@ -150,7 +160,9 @@ static void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
   };
   // z = c z + rowSum(P); acc = c acc + P V
   Value newSums = inner.rowReduce(probs, scaleRows(iter[1], 1), false);
-  Value newAcc = inner.matmulNN(probs, vTile, scaleRows(iter[2], 2));
+  Value newAcc =
+      visibleProduct(inner, probs, vTile, scaleRows(iter[2], 2), full, visible,
+                     testFinite);
   scf::YieldOp::create(ib, ValueRange{newMax, newSums, newAcc});
 }
 
@@ -206,16 +218,23 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           // S = Q_t K_t^T
           Value scores =
               inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
-          Value weights =
-              weightsOf(inner, term, scores, row0, queryTile, col0, keyTile);
+          Value full =
+              tileFullyVisible(inner, term, row0, queryTile, col0, keyTile);
+          Value weights = weightsOf(inner, term, scores, row0, col0, full);
+          auto visible = [&](OpBuilder &gb, Location gl, Value r, Value c) {
+            return pairVisible(gb, gl, term, row0, col0, r, c);
+          };
           if (!isSoftmax) {
             // z += rowSum(W); acc += W V_t
             Value newSums = inner.rowReduce(weights, iter[1], false);
-            Value newAcc = inner.matmulNN(weights, vTile, iter[2]);
+            Value newAcc =
+                visibleProduct(inner, weights, vTile, iter[2], full, visible,
+                               /*testFinite=*/!staticTiles);
             scf::YieldOp::create(ib, ValueRange{iter[0], newSums, newAcc});
             return;
           }
-          onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter);
+          onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter, full,
+                            visible, /*testFinite=*/!staticTiles);
         });
     return normalizeRows(b, term, loop.getResult(2), loop.getResult(1), row0,
                          queryTile, validRows);

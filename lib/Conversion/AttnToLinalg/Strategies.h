@@ -191,6 +191,22 @@ Value maskAllows(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
 Value visibleKeys(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
                   Value i, Value keys);
 
+/// Whether row r of a tile sees its key column c (tile coordinates).
+using TileVisibility =
+    function_ref<Value(OpBuilder &, Location, Value r, Value c)>;
+
+/// acc + W V over the visible pairs of a tile only. Where the tile is wholly
+/// visible (\p fullyVisible, an i1) or, with \p testFinite, V holds no NaN
+/// or infinity, this is the plain register-tiled product: a hidden pair's
+/// weight is 0. Otherwise each hidden pair's term W[r, c] V[c, e] is dropped
+/// (\p visible), so that a NaN or infinity in the value of a key a row does
+/// not see cannot reach that row through 0 * NaN = NaN. (The GPU form does
+/// not test V: the test reads a tile on the host side of a branch, which
+/// the GPU mapping cannot place.)
+Value visibleProduct(LinalgBuilder &b, Value weights, Value values, Value acc,
+                     Value fullyVisible, TileVisibility visible,
+                     bool testFinite);
+
 /// Whether the mask lets every query row in [row0, row0 + rows) see every key
 /// in [col0, col0 + cols) and all those keys are real (< keys): such a tile
 /// needs no mask. Rows past the queries are padding and count as seeing.

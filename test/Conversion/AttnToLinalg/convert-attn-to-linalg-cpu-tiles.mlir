@@ -97,8 +97,17 @@ func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:             %[[VC:.+]] = scf.if
 // num = phi(Q_c) S_{c-1} + tril(phi(Q_c) phi(K_c)^T) V_c
 // TILES:             linalg.generic {{.*}} ins(%[[PHIQ]], %[[S]] : tensor<4x4xf32>, tensor<4x4xf32>)
-// TILES:             linalg.generic {{.*}} ins(%[[PHIQ]], %[[PHIKT]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// TILES:             %[[A:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %[[PHIKT]] : tensor<4x4xf32>, tensor<4x4xf32>)
 // TILES:               arith.cmpi ule
+// the plain A V_c where max|V_c| < inf, else without the hidden pairs' terms
+// TILES:             %[[VMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[VC]] : tensor<4x4xf32>)
+// TILES:               math.absf
+// TILES:             %[[FINITE:.+]] = arith.cmpf olt
+// TILES:             scf.if %[[FINITE]] -> (tensor<4x4xf32>) {
+// TILES:               linalg.generic {{.*}} ins(%{{.*}}, %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// TILES:             } else {
+// TILES:               linalg.generic {{.*}} ins(%{{.*}}, %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// TILES:                 arith.select
 // The chunk's real rows, min(C, N - min(row0, N)), stored at min(row0, N)
 // TILES:             %[[QLEFT:.+]] = arith.subi %[[N]], %[[QSTART]] : index
 // TILES:             %[[REAL:.+]] = arith.minui %[[QLEFT]], %c4 : index
@@ -139,7 +148,18 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:             arith.mulf %{{.*}}, %[[SCALE]] : f32
 // TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]]
 // TILES:             tensor.extract_slice %[[PANELS]]#0[0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
-// TILES:             tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]
+// TILES:             %[[VT:.+]] = tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]
+// P V_t: plain where the tile is wholly visible (FULL) or max|V_t| < inf,
+// else without the hidden pairs' terms
+// TILES:             %[[EXACT:.+]] = scf.if %{{.+}} -> (i1) {
+// TILES:               scf.yield %true : i1
+// TILES:             } else {
+// TILES:               linalg.generic {{.*}} ins(%[[VT]] : tensor<4x4xf32>)
+// TILES:                 math.absf
+// TILES:               arith.cmpf olt
+// TILES:             scf.if %[[EXACT]] -> (tensor<4x4xf32>) {
+// TILES:             } else {
+// TILES:                 arith.select
 func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term softmax (%q, %k, %v) order qk_first : !t, !t, !t -> !t
   return %0 : !t

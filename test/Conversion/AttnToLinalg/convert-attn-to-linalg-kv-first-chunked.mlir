@@ -43,8 +43,16 @@
 // CHECK:               arith.select %[[VIS]], %{{.*}}, %[[ZERO]] : f32
 // den += rowSum(A)
 // CHECK:             %[[DEN:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[AM]] : tensor<2x2xf32>) outs(%[[DEN0]] : tensor<2xf32>)
-// num += A V_c
+// num += A V_c without the hidden pairs' terms A[r, c] V[c, e] (c > r),
+// which a NaN or infinity in V_c would poison (the CPU form takes the plain
+// product where V_c is finite: cpu-tiles test)
 // CHECK:             %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[AM]], %[[VC]] : tensor<2x2xf32>, tensor<2x4xf32>) outs(%[[NUM0]] : tensor<2x4xf32>)
+// CHECK:               %[[DR:.+]] = linalg.index 0 : index
+// CHECK:               %[[DC:.+]] = linalg.index 2 : index
+// CHECK:               %[[TERM:.+]] = arith.mulf
+// CHECK:               %[[SUM:.+]] = arith.addf %{{.*}}, %[[TERM]] : f32
+// CHECK:               %[[SEEN:.+]] = arith.cmpi ule, %[[DC]], %[[DR]] : index
+// CHECK:               arith.select %[[SEEN]], %[[SUM]], %{{.*}} : f32
 // O_c = num / (den + eps)
 // CHECK:             %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[DEN]] : tensor<2x4xf32>, tensor<2xf32>)
 // CHECK:               arith.addf %{{.*}}, %[[EPS]] : f32

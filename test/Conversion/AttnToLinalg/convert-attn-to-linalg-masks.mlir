@@ -31,6 +31,10 @@
 // CHECK:               %[[CAUSAL:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
 // CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[CAUSAL]] : i1
 // CHECK:               arith.select %[[VIS]]
+// acc += W V_t drops a hidden pair's term by the same predicate on a tile
+// that is not wholly visible (visibleProduct)
+// CHECK:             } else {
+// CHECK:               arith.select
 // length(i) = min(i + 1, M)
 // CHECK:             %[[R2:.+]] = linalg.index 0 : index
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %[[R2]] : index
@@ -79,6 +83,10 @@ func.func @causal(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:               %[[SAME:.+]] = arith.cmpi eq, %[[BI]], %[[BJ]] : index
 // CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[SAME]] : i1
 // CHECK:               arith.select %[[VIS]]
+// acc += W V_t drops a hidden pair's term by the same predicate on a tile
+// that is not wholly visible (visibleProduct)
+// CHECK:             } else {
+// CHECK:               arith.select
 // length(i) = min(start + c, M) - min(start, min(start + c, M)), start = (i / c) c
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
@@ -122,6 +130,10 @@ func.func @block(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:               %[[BOTH:.+]] = arith.andi %[[SAME]], %[[CAUSAL]] : i1
 // CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[BOTH]] : i1
 // CHECK:               arith.select %[[VIS]]
+// acc += W V_t drops a hidden pair's term by the same predicate on a tile
+// that is not wholly visible (visibleProduct)
+// CHECK:             } else {
+// CHECK:               arith.select
 // length(i) = min(i + 1, M) - min(start, min(i + 1, M)), start = (i / c) c
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
@@ -159,6 +171,10 @@ func.func @block_causal(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:               %[[PRIOR:.+]] = arith.cmpi ult, %[[BJ]], %[[BI]] : index
 // CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[PRIOR]] : i1
 // CHECK:               arith.select %[[VIS]]
+// acc += W V_t drops a hidden pair's term by the same predicate on a tile
+// that is not wholly visible (visibleProduct)
+// CHECK:             } else {
+// CHECK:               arith.select
 // length(i) = min((i / c) c, M); 0 (no key) gives 0, not NaN
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
