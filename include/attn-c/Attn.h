@@ -56,6 +56,10 @@ void attnOptionsDestroy(AttnOptions *options);
  *   threads      0 (every core) or a positive count
  *   emulate-gpu  0 | 1   (nvptx: run the GPU kernels on the host)
  *   cache-dir    a directory, or "off" for no cache
+ *   finite-inputs  0 (default) | 1: attnKernelRun refuses (ATTN_STATUS_ERROR)
+ *                inputs holding a NaN or an infinity (by default they reach
+ *                the rows that see them, as in IEEE arithmetic; masked keys
+ *                never do)
  *   max-memory   bytes (suffix K, M, G or T allowed) that one run or reference
  *                call may need; 0 (default): what the machine has available.
  *                A call beyond it returns ATTN_STATUS_OUT_OF_MEMORY.

@@ -24,6 +24,7 @@
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -54,6 +55,8 @@ struct AttnOptions {
   int64_t heads = 0, headDim = 0;
   /// Calls needing more bytes are refused; 0: what the machine has.
   uint64_t maxMemory = 0;
+  /// Calls with a NaN or an infinity in an input are refused.
+  bool finiteInputs = false;
 
   /// The defaults of the header: messages name the tool `attn`, and the
   /// cache is the user's.
@@ -66,6 +69,7 @@ struct AttnKernel {
   std::string diagnostics;
   bool fromCache = false;
   uint64_t maxMemory = 0;
+  bool finiteInputs = false;
   /// One writer of messages that the kernel owns.
   std::unique_ptr<llvm::raw_string_ostream> stream;
 };
@@ -199,6 +203,14 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
     (k == "cpu" ? c.cpu : c.cpuFeatures) = v;
     return 0;
   }
+  if (k == "finite-inputs") {
+    if (v != "0" && v != "1")
+      return setError(error, "option 'finite-inputs' must be 0 or 1, got '" +
+                                 v + "'"),
+             1;
+    options->finiteInputs = v == "1";
+    return 0;
+  }
   if (k == "max-memory") {
     uint64_t bytes = 0;
     if (v != "0" && (!parseByteSize(v, bytes) || bytes == 0))
@@ -216,7 +228,7 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
   return setError(error, "unknown option '" + k +
                              "' (target, chip, cpu, cpu-features, "
                              "force-order, threads, emulate-gpu, cache-dir, "
-                             "max-memory, "
+                             "max-memory, finite-inputs, "
                              "heads, head-dim)"),
          1;
 }
@@ -328,6 +340,7 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
 
   auto kernel = std::make_unique<AttnKernel>();
   kernel->maxMemory = opts.maxMemory;
+  kernel->finiteInputs = opts.finiteInputs;
   kernel->stream = std::make_unique<llvm::raw_string_ostream>(kernel->diagnostics);
   kernel->compiler = std::make_unique<Compiler>(opts.compiler, *kernel->stream);
   Compiler &compiler = *kernel->compiler;
@@ -542,9 +555,33 @@ static int callKernel(AttnKernel *kernel, void *const *arrays,
   return status;
 }
 
+/// With option finite-inputs: ATTN_STATUS_ERROR naming the first input
+/// element that is a NaN or an infinity.
+static int checkFiniteInputs(const AttnKernel *kernel, void *const *arrays,
+                             const int64_t *sizes, char **error) {
+  if (!kernel->finiteInputs)
+    return ATTN_STATUS_OK;
+  const EntryAbi &abi = abiOf(kernel);
+  std::vector<size_t> counts = elementCounts(abi, sizes);
+  for (size_t a = 0; a + 1 < abi.arrays.size(); ++a) {
+    const float *data = static_cast<const float *>(arrays[a]);
+    for (size_t i = 0; i < counts[a]; ++i)
+      if (!std::isfinite(data[i]))
+        return setError(error, "attn: error: '" + abi.specName +
+                                   "': option 'finite-inputs': input '" +
+                                   abi.arrays[a].name + "' holds " +
+                                   (std::isnan(data[i]) ? "NaN" : "an infinity") +
+                                   " at flat index " + std::to_string(i)),
+               ATTN_STATUS_ERROR;
+  }
+  return ATTN_STATUS_OK;
+}
+
 int attnKernelRun(AttnKernel *kernel, void *const *arrays,
                   const int64_t *sizes, char **error) {
   if (int status = checkCall(kernel, arrays, sizes, error))
+    return status;
+  if (int status = checkFiniteInputs(kernel, arrays, sizes, error))
     return status;
   if (!runsOnDevice(kernel))
     return callKernel(kernel, arrays, sizes, error);

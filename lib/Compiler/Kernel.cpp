@@ -49,14 +49,15 @@ bool attn::compiler::checkThreadCount(int64_t threads,
                                       const std::string &option,
                                       std::string &error) {
   // libomp aborts the process when it cannot start a thread, so a count
-  // beyond the machine is refused here rather than attempted; more threads
-  // than hardware threads would only slow the kernels down anyway.
-  int64_t most = maxThreads();
+  // far beyond the machine is refused here rather than attempted. Up to
+  // kOversubscription threads per hardware thread are allowed (they only
+  // share the cores).
+  int64_t most = kOversubscription * maxThreads();
   if (threads >= 0 && threads <= most)
     return true;
-  error = option + " must be between 1 and " + std::to_string(most) +
-          " (the hardware threads this process may use), or 0 for all of "
-          "them; got " +
+  error = option + " must be between 1 and " + std::to_string(most) + " (" +
+          std::to_string(kOversubscription) + " per hardware thread this " +
+          "process may use), or 0 for one per hardware thread; got " +
           std::to_string(threads);
   return false;
 }

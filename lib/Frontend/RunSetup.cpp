@@ -9,7 +9,9 @@
 #include "attn/Support/InputGenerator.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 
 using namespace attn;
 using namespace attn::frontend;
@@ -152,6 +154,98 @@ MemoryNeed attn::frontend::runMemoryNeed(const Spec &spec,
     need.add("compiled code's workspace (estimate)",
              estimateKernelWorkspace(allInputs));
   return need;
+}
+
+std::string attn::frontend::findNonFinite(const Spec &spec,
+                                          const InputArrays &arrays) {
+  for (const InputDecl &input : spec.inputs) {
+    auto found = arrays.find(input.name);
+    if (found == arrays.end())
+      continue;
+    const npy::Array &array = found->second;
+    for (size_t i = 0; i < array.data.size(); ++i) {
+      float x = array.data[i];
+      if (std::isfinite(x))
+        continue;
+      // The flat index as one per dimension.
+      std::vector<int64_t> index(array.shape.size());
+      size_t rest = i;
+      for (size_t d = array.shape.size(); d-- > 0;) {
+        index[d] = static_cast<int64_t>(rest % array.shape[d]);
+        rest /= array.shape[d];
+      }
+      return "input '" + input.name + "' holds " +
+             (std::isnan(x) ? "NaN" : x > 0 ? "+inf" : "-inf") + " at " +
+             formatShape(index);
+    }
+  }
+  return "";
+}
+
+/// The largest Euclidean norm of the rows of X [B, H, L, D].
+static double largestRowNorm(const float *x, int64_t rows, int64_t dim) {
+  double largest = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (int64_t d = 0; d < dim; ++d)
+      sum += double(x[r * dim + d]) * double(x[r * dim + d]);
+    largest = std::max(largest, std::sqrt(sum));
+  }
+  return largest;
+}
+
+std::vector<std::string>
+attn::frontend::overflowWarnings(const reference::Problem &problem) {
+  std::vector<std::string> warnings;
+  const int64_t slices = problem.batch * problem.heads;
+  double largestValue = 0.0;
+  for (int64_t i = 0; i < slices * problem.keys * problem.valueDim; ++i)
+    largestValue = std::max(largestValue, std::fabs(double(problem.v[i])));
+  auto show = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.2g", x);
+    return std::string(text);
+  };
+  for (size_t t = 0; t < problem.terms.size(); ++t) {
+    const reference::Term &term = problem.terms[t];
+    if (term.featureMap == reference::FeatureMap::FavorPlus)
+      continue;
+    const int64_t dim = term.featureDim;
+    double q = largestRowNorm(term.q, slices * problem.queries, dim);
+    double k = largestRowNorm(term.k, slices * problem.keys, dim);
+    double keys = double(problem.keys);
+    std::string what;
+    if (term.score == reference::Score::Softmax) {
+      double bound = q * k * reference::effectiveScale(term);
+      if (bound > FLT_MAX)
+        what = "its scores can exceed the f32 range (max|q| max|k| s = " +
+               show(bound) + " > 3.4e38): rows may be 0 or NaN instead of the "
+                             "softmax of the largest scores";
+    } else if (term.score == reference::Score::Relu2) {
+      double score = q * k * reference::effectiveScale(term);
+      double bound = score * score * keys * std::max(1.0, largestValue);
+      if (bound > FLT_MAX)
+        what = "relu(s)^2 summed over the keys can exceed the f32 range "
+               "(M (max|q| max|k| s)^2 max|v| = " +
+               show(bound) + " > 3.4e38)";
+    } else {
+      // phi(x) <= |x| + 1 elementwise (cosFormer's halves too), so
+      // phi(q) . phi(k) <= (|q| + sqrt(D)) (|k| + sqrt(D)) (twice for
+      // cosFormer's two halves), summed over M keys, times the values.
+      double root = std::sqrt(double(dim));
+      double bound = 2.0 * (q + root) * (k + root) * keys *
+                     std::max(1.0, largestValue);
+      if (bound > FLT_MAX)
+        what = "its feature products summed over the keys can exceed the f32 "
+               "range (bound " +
+               show(bound) + " > 3.4e38)";
+    }
+    if (!what.empty())
+      warnings.push_back("term " + std::to_string(t) + ": " + what +
+                         "; the compiled code computes in f32 (the reference "
+                         "evaluator in double)");
+  }
+  return warnings;
 }
 
 std::vector<int64_t>

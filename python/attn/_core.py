@@ -497,6 +497,7 @@ def compile(
     emulate_gpu=False,
     cache_dir=None,
     max_memory=None,
+    finite_inputs=False,
 ):
     """Compiles SPEC (a path to a .attn file, or spec text: a str with a
     newline) to a Kernel. See docs/python.md."""
@@ -513,6 +514,8 @@ def compile(
             opts.set("force-order", _str_option("force_order", force_order))
         if threads is not None:
             opts.set("threads", str(_int_option("threads", threads)))
+        if finite_inputs:
+            opts.set("finite-inputs", "1")
         if max_memory is not None:
             if isinstance(max_memory, str):
                 opts.set("max-memory", max_memory)

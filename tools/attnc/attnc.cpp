@@ -183,6 +183,12 @@ static cl::opt<std::string> maxMemory(
     cl::value_desc("bytes"), cl::init(""), cl::sub(runCommand),
     cl::cat(attncCategory));
 
+static cl::opt<bool> finiteInputs(
+    "finite-inputs",
+    cl::desc("Refuse inputs holding a NaN or an infinity (by default they "
+             "propagate to the rows that see them, as in IEEE arithmetic)"),
+    cl::sub(runCommand), cl::cat(attncCategory));
+
 static int userError(const std::string &message) {
   llvm::errs() << "attnc: error: " << message << "\n";
   return 1;
@@ -327,7 +333,14 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
     return userError("cannot run '" + spec.name + "': " + error);
   if (std::string error = inputs.generate(*sizes, seed); !error.empty())
     return userError(error);
+  if (finiteInputs)
+    if (std::string where = findNonFinite(spec, inputs.all()); !where.empty())
+      return userError("--finite-inputs: " + where);
   reference::Problem problem = buildProblem(spec, inputs.all());
+  if (!useReference)
+    for (const std::string &warning : overflowWarnings(problem))
+      llvm::errs() << "attnc: warning: '" << spec.name << "' " << warning
+                   << "\n";
   npy::Array out;
   out.shape = outputShape(problem);
   out.data.resize(problem.batch * problem.heads * problem.queries *

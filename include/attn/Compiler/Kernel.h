@@ -21,8 +21,12 @@ namespace compiler {
 /// this process may use (its CPU affinity), at least 1.
 int64_t maxThreads();
 
-/// Whether \p threads (0: every core) is a thread count the compiled code
-/// can run with; else \p error says why, naming \p option.
+/// Threads per hardware thread that a thread count may ask for.
+constexpr int64_t kOversubscription = 4;
+
+/// Whether \p threads (0: one per hardware thread) is a thread count the
+/// compiled code can run with, at most kOversubscription * maxThreads();
+/// else \p error says why, naming \p option.
 bool checkThreadCount(int64_t threads, const std::string &option,
                       std::string &error);
 

@@ -58,6 +58,20 @@ MemoryNeed runMemoryNeed(const Spec &spec, const SizeBindings &sizes,
                          const InputArrays &loaded, bool reference,
                          bool compiled);
 
+/// "" when every element of every input is finite; else which input holds
+/// a NaN or an infinity first, and where: `input 'v' holds NaN at [0, 0, 103,
+/// 32]`.
+std::string findNonFinite(const Spec &spec, const InputArrays &arrays);
+
+/// The terms of \p problem whose f32 arithmetic can overflow on these
+/// inputs, one message each (an upper bound from the rows' norms, so it may
+/// warn where no value actually overflows): softmax scores beyond f32
+/// (max|q| max|k| s > 3.4e38; the compiled code then no longer picks the
+/// largest score), relu2 squares and their row sums, and products of
+/// elementwise features with the values. FAVOR+ is stabilised and never
+/// reported. The reference evaluator computes in double and is unaffected.
+std::vector<std::string> overflowWarnings(const reference::Problem &problem);
+
 /// The shape of the output O, [B, H, N, E], of \p problem.
 std::vector<int64_t> outputShape(const reference::Problem &problem);
 

@@ -119,7 +119,8 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
 
 /// Reads the sizes and clauses of \p op and builds its projection and
 /// feature rows, in that order.
-static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op) {
+static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
+                                      bool staticTiles) {
   TermOperands term;
   term.resultType = cast<RankedTensorType>(op.getType());
   term.score = op.getScore();
@@ -149,7 +150,8 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op) {
   term.featureDim = featureDim;
   term.rawQ = q;
   term.rawK = k;
-  term.features = buildFeatureTiles(b, op, term.queries, featureDim);
+  term.features =
+      buildFeatureTiles(b, op, term.queries, featureDim, staticTiles);
   term.width = featureDim;
   if (term.features.map == FeatureMap::FavorPlus)
     term.width = b.dim(op.getOmega(), 0);
@@ -206,7 +208,7 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder ib(op.getLoc(), rewriter);
     LinalgBuilder b(ib);
-    const TermOperands term = buildTermOperands(b, op);
+    const TermOperands term = buildTermOperands(b, op, staticTiles);
     const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);
     rewriter.replaceOp(op, lowerTerm(b, term, plan));
     return success();

@@ -135,8 +135,38 @@ static Value cosformerFeatures(LinalgBuilder &b, Value x, Value length) {
 
 /// FAVOR+: exp(w x' - |x'|^2 / 2) / sqrt(m), x' = x s^(1/2), so that
 /// phi(q) . phi(k) estimates exp(s q . k).
-static Value favorFeatures(LinalgBuilder &b, TermOp op, Value featureDim,
-                           Value x) {
+Value to_linalg::favorStabiliser(LinalgBuilder &b, Value omega,
+                                 double headroom) {
+  // |w_r|^2 per feature, then c = max(0, max_r |w_r|^2 / 2 - headroom) into
+  // one element (not 0-d: the GPU mapping lowers every op to loops).
+  Value squares = b.generic(
+      b.filled({b.dim(omega, 0)}, 0.0), {omega},
+      {b.map(2, {0, 1}), b.map(2, {0})}, {kPar, kRed},
+      [](OpBuilder &ob, Location loc, ValueRange args) {
+        return LinalgBuilder::mulAdd(ob, loc, args[0], args[0], args[1]);
+      });
+  return b.generic(
+      b.filled({b.index(1)}, 0.0), {squares},
+      {b.map(2, {1}), b.map(2, {0})}, {kPar, kRed},
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        Value half = arith::MulFOp::create(
+            ob, loc, args[0],
+            arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.5)));
+        Value above = arith::SubFOp::create(
+            ob, loc, half,
+            arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(headroom)));
+        return arith::MaximumFOp::create(ob, loc, args[1], above).getResult();
+      });
+}
+
+/// FAVOR+ over whole rows, with \p shiftTensor ([1]) the keys' stabiliser
+/// c_k (or null: unstabilised). Keys: c_k subtracted from every exponent.
+/// Queries (\p rowEps given): each row's own maximum less kFavorHeadroom,
+/// and *rowEps = eps exp(-(c_r + c_k)) [B, H, N, 1].
+static Value favorFeatures(LinalgBuilder &b, const TermOperands &term,
+                           Value x, Value shiftTensor, Value *rowEps) {
+  TermOp op = term.op;
+  Value featureDim = term.featureDim;
   Value omega = op.getOmega();
   Value numFeatures = b.dim(omega, 0);
   Value rootScale = math::SqrtOp::create(b.b, scaleValue(b, op, featureDim));
@@ -166,20 +196,76 @@ static Value favorFeatures(LinalgBuilder &b, TermOp op, Value featureDim,
       b.b, b.f32(1.0),
       math::SqrtOp::create(
           b.b, LinalgBuilder::indexToF32(b.b, b.b.getLoc(), numFeatures)));
+  AffineMap element0 =
+      AffineMap::get(4, 0, {b.b.getAffineConstantExpr(0)}, b.b.getContext());
+  if (rowEps) {
+    // Queries: c_r = max_f (w x')_f - |x'|^2 / 2 - headroom per row.
+    Value projMax = b.generic(
+        b.filled({b.dim(x, 0), b.dim(x, 1), b.dim(x, 2)}, -INFINITY), {proj},
+        {b.map(4, {0, 1, 2, 3}), b.map(4, {0, 1, 2})},
+        {kPar, kPar, kPar, kRed},
+        [](OpBuilder &ob, Location loc, ValueRange args) {
+          return arith::MaximumFOp::create(ob, loc, args[0], args[1])
+              .getResult();
+        });
+    Value headroom = b.f32(kFavorHeadroom);
+    double eps = term.eps;
+    *rowEps = b.generic(
+        b.empty({b.dim(x, 0), b.dim(x, 1), b.dim(x, 2), b.index(1)}),
+        {projMax, halfNorm, shiftTensor},
+        {b.map(4, {0, 1, 2}), b.map(4, {0, 1, 2}), element0,
+         b.map(4, {0, 1, 2, 3})},
+        {kPar, kPar, kPar, kPar},
+        [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value shift = arith::SubFOp::create(ob, loc, args[0], args[1]);
+          shift = arith::SubFOp::create(ob, loc, shift, headroom);
+          Value total = arith::AddFOp::create(ob, loc, shift, args[2]);
+          Value factor = math::ExpOp::create(
+              ob, loc, arith::NegFOp::create(ob, loc, total));
+          return arith::MulFOp::create(
+                     ob, loc, factor,
+                     arith::ConstantOp::create(ob, loc,
+                                               ob.getF32FloatAttr(eps)))
+              .getResult();
+        });
+    return b.generic(
+        b.empty({b.dim(x, 0), b.dim(x, 1), b.dim(x, 2), numFeatures}),
+        {proj, projMax},
+        {b.map(4, {0, 1, 2, 3}), b.map(4, {0, 1, 2}), b.map(4, {0, 1, 2, 3})},
+        {kPar, kPar, kPar, kPar},
+        [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value top = arith::SubFOp::create(ob, loc, args[1], headroom);
+          Value arg = arith::SubFOp::create(ob, loc, args[0], top);
+          Value e = math::ExpOp::create(ob, loc, arg);
+          return arith::MulFOp::create(ob, loc, e, invRootM).getResult();
+        });
+  }
+  SmallVector<Value> inputs = {proj, halfNorm};
+  SmallVector<AffineMap> maps = {b.map(4, {0, 1, 2, 3}), b.map(4, {0, 1, 2})};
+  if (shiftTensor) {
+    // The stabiliser's one element, read by every (b, h, i, f): a tensor
+    // input rather than a scalar, which the GPU mapping could not place.
+    inputs.push_back(shiftTensor);
+    maps.push_back(element0);
+  }
+  maps.push_back(b.map(4, {0, 1, 2, 3}));
   return b.generic(
-      b.empty({b.dim(x, 0), b.dim(x, 1), b.dim(x, 2), numFeatures}),
-      {proj, halfNorm},
-      {b.map(4, {0, 1, 2, 3}), b.map(4, {0, 1, 2}), b.map(4, {0, 1, 2, 3})},
-      {kPar, kPar, kPar, kPar},
+      b.empty({b.dim(x, 0), b.dim(x, 1), b.dim(x, 2), numFeatures}), inputs,
+      maps, {kPar, kPar, kPar, kPar},
       [&](OpBuilder &ob, Location loc, ValueRange args) {
         Value arg = arith::SubFOp::create(ob, loc, args[0], args[1]);
+        if (shiftTensor)
+          arg = arith::SubFOp::create(ob, loc, arg, args[2]);
         Value e = math::ExpOp::create(ob, loc, arg);
         return arith::MulFOp::create(ob, loc, e, invRootM).getResult();
       });
 }
 
 std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
-                                                    const TermOperands &term) {
+                                                    const TermOperands &term,
+                                                    Value *queryRowEps) {
+  if (queryRowEps)
+    *queryRowEps = Value();
   TermOp op = term.op;
   Value q = term.rawQ, k = term.rawK, queries = term.queries,
         featureDim = term.featureDim;
@@ -195,8 +281,13 @@ std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
   }
   switch (*op.getFeatureMap()) {
   case FeatureMap::FavorPlus: {
-    Value fq = favorFeatures(b, op, featureDim, q);
-    Value fk = favorFeatures(b, op, featureDim, k);
+    Value keyShift = term.features.favorShiftTensor;
+    // The stabilised form needs the caller to take the rows' eps.
+    bool stabilised = keyShift && queryRowEps;
+    Value fq = favorFeatures(b, term, q, stabilised ? keyShift : Value(),
+                             stabilised ? queryRowEps : nullptr);
+    Value fk = favorFeatures(b, term, k, stabilised ? keyShift : Value(),
+                             nullptr);
     return {fq, fk};
   }
   case FeatureMap::CosFormer: {
@@ -219,7 +310,8 @@ std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
 //===----------------------------------------------------------------------===//
 
 FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
-                                          Value queries, Value featureDim) {
+                                          Value queries, Value featureDim,
+                                          bool staticTiles) {
   FeatureTiles tiles;
   if (!op.hasProductForm()) {
     tiles.scale = scaleValue(b, op, featureDim);
@@ -239,6 +331,14 @@ FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
         b.b, b.f32(1.0),
         math::SqrtOp::create(
             b.b, LinalgBuilder::indexToF32(b.b, b.b.getLoc(), numFeatures)));
+    if (op.getEffectiveNormalizer() == Normalizer::Rows) {
+      // A constant for the keys; the queries subtract their own row maxima
+      // (and scale eps per row).
+      tiles.favorShiftTensor = favorStabiliser(b, omega, kFavorKeyHeadroom);
+      if (!staticTiles)
+        tiles.favorShift = tensor::ExtractOp::create(
+            b.b, tiles.favorShiftTensor, ValueRange{b.index(0)});
+    }
     // w^T [D, m] once, so that every tile's projection is a plain product.
     tiles.omegaT = b.generic(
         b.empty({b.dim(omega, 1), numFeatures}), {omega},
@@ -250,7 +350,7 @@ FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
 
 Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
                              Value tile, Value row0, Value validRows,
-                             bool keySide) {
+                             bool keySide, Value *rowShift) {
   auto type = cast<RankedTensorType>(tile.getType());
   int64_t rows = type.getDimSize(0);
   Value rowsV = b.index(rows);
@@ -307,10 +407,38 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
     Value proj = b.matmulNN(scaled, features.omegaT,
                             b.filled({rowsV, numFeatures}, 0.0));
     Value invRootM = features.invRootM;
+    if (features.favorShift && !keySide) {
+      // The query's own stabiliser c_r = max_f (w x')_f - |x'|^2 / 2 -
+      // headroom, so that its largest feature is e^headroom / sqrt(m):
+      // exp(w x' - (max_f w x' - headroom)). (Not 1: a row whose visible
+      // keys are large on another feature keeps that feature's range.)
+      Value projMax = b.rowReduce(proj, b.filled({rowsV}, -INFINITY), true);
+      Value headroom = b.f32(kFavorHeadroom);
+      Value phi = b.generic(
+          proj, {projMax}, {b.map(2, {0}), b.map(2, {0, 1})}, {kPar, kPar},
+          [&](OpBuilder &ob, Location loc, ValueRange args) {
+            Value top = arith::SubFOp::create(ob, loc, args[0], headroom);
+            Value arg = arith::SubFOp::create(ob, loc, args[1], top);
+            Value e = math::ExpOp::create(ob, loc, arg);
+            return masked(ob, loc, arith::MulFOp::create(ob, loc, e, invRootM));
+          });
+      if (rowShift)
+        *rowShift = b.generic(
+            b.empty({rowsV}), {projMax, halfNorm},
+            {b.map(1, {0}), b.map(1, {0}), b.map(1, {0})}, {kPar},
+            [&](OpBuilder &ob, Location loc, ValueRange args) {
+              Value shift = arith::SubFOp::create(ob, loc, args[0], args[1]);
+              return arith::SubFOp::create(ob, loc, shift, headroom)
+                  .getResult();
+            });
+      return phi;
+    }
     return b.generic(
         proj, {halfNorm}, {b.map(2, {0}), b.map(2, {0, 1})}, {kPar, kPar},
         [&](OpBuilder &ob, Location loc, ValueRange args) {
           Value arg = arith::SubFOp::create(ob, loc, args[1], args[0]);
+          if (features.favorShift)
+            arg = arith::SubFOp::create(ob, loc, arg, features.favorShift);
           Value e = math::ExpOp::create(ob, loc, arg);
           return masked(ob, loc, arith::MulFOp::create(ob, loc, e, invRootM));
         });

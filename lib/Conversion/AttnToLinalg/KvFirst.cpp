@@ -106,16 +106,21 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
   };
   auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
-    Value phiQ = staticTiles
-                     ? b.tile2d(padded.queries, bi, hi, row0, queryTile, width)
-                     : queryFeatureTile(b, term, bi, hi, row0, queryTile);
+    Value rowEps;
+    Value phiQ =
+        staticTiles
+            ? b.tile2d(padded.queries, bi, hi, row0, queryTile, width)
+            : queryFeatureTile(b, term, bi, hi, row0, queryTile, rowEps);
+    if (staticTiles && padded.rowEps)
+      rowEps = b.tile2d(padded.rowEps, bi, hi, row0, queryTile, b.index(1));
     Value state = b.tile2d(allStates, bi, hi, b.index(0), width, valueDim);
     Value norm = b.tile1d(allNorms, bi, hi, width);
     // num = phi(Q_t) S, den = phi(Q_t) z
     Value num =
         b.matmulNN(phiQ, state, b.filled({b.index(queryTile), valueDim}, 0.0));
     Value den = b.matvec(phiQ, norm, b.filled({b.index(queryTile)}, 0.0));
-    return normalizeRows(b, term, num, den, row0, queryTile, validRows);
+    return normalizeRows(b, term, num, den, row0, queryTile, validRows,
+                         rowEps);
   };
   return forallRowTiles(b, term, queryTile, staticTiles,
                         {batch, heads, queryTiles}, body, rowOf);

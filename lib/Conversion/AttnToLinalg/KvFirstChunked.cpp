@@ -93,10 +93,13 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
   // chunks first, and a padded output. Otherwise every chunk maps its own
   // rows of Q and K and stores its real rows in place.
   const bool staticTiles = plan.staticTiles;
-  Value paddedQ, paddedKT, paddedV;
+  Value paddedQ, paddedKT, paddedV, paddedRowEps;
   if (staticTiles) {
-    auto [featureQ, featureK] = buildFeatureRows(b, term);
+    Value rowEps;
+    auto [featureQ, featureK] = buildFeatureRows(b, term, &rowEps);
     paddedQ = b.padRows(featureQ, padded);
+    if (rowEps)
+      paddedRowEps = b.padRows(rowEps, padded);
     paddedKT = b.keyPanels(b.padRows(featureK, padded), chunks, chunk);
     paddedV = b.padRows(term.values, padded);
   }
@@ -142,13 +145,16 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
           Value row0 = inner.mul(ci, inner.index(chunk));
           Value cc = inner.index(chunk);
           // phi(Q_c), phi(K_c)^T [W, C] and V_c
-          Value qTile, kTile, vTile;
+          Value qTile, kTile, vTile, rowEps;
           if (staticTiles) {
             qTile = inner.tile2d(paddedQ, bi, hi, row0, chunk, width);
+            if (paddedRowEps)
+              rowEps = inner.tile2d(paddedRowEps, bi, hi, row0, chunk,
+                                    inner.index(1));
             kTile = inner.panel(paddedKT, bi, hi, ci, width, chunk);
             vTile = inner.tile2d(paddedV, bi, hi, row0, chunk, valueDim);
           } else {
-            qTile = queryFeatureTile(inner, term, bi, hi, row0, chunk);
+            qTile = queryFeatureTile(inner, term, bi, hi, row0, chunk, rowEps);
             // Keys past M: phi = 0.
             kTile = inner.transposeTile(
                 keyFeatureTile(inner, term, bi, hi, row0, chunk));
@@ -203,7 +209,8 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
                                   ? Value()
                                   : realRows(inner, row0, chunk, term.queries);
           Value result =
-              normalizeRows(inner, term, num, den, row0, chunk, realQueries);
+              normalizeRows(inner, term, num, den, row0, chunk, realQueries,
+                            rowEps);
           // An empty chunk (queries past N) stores nothing, at row N.
           Value at = staticTiles ? row0 : inner.minIdx(row0, term.queries);
           SmallVector<OpFoldResult> offsets = {at, ib.getIndexAttr(0)};

@@ -10,6 +10,7 @@
 #include "Strategies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -296,12 +297,16 @@ Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
 
 PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
                                      int64_t queryTile, int64_t keyTile) {
-  auto [featureQ, featureK] = buildFeatureRows(b, term);
+  Value rowEps;
+  auto [featureQ, featureK] = buildFeatureRows(b, term, &rowEps);
   PaddedOperands padded;
   padded.queryTiles = b.ceilDiv(term.queries, queryTile);
   padded.keyTiles = b.ceilDiv(term.keys, keyTile);
   padded.queries =
       b.padRows(featureQ, b.mul(padded.queryTiles, b.index(queryTile)));
+  if (rowEps)
+    padded.rowEps =
+        b.padRows(rowEps, b.mul(padded.queryTiles, b.index(queryTile)));
   // K is transposed once, tile by tile, so that every tile product is a
   // plain matmul with contiguous rows on both sides.
   padded.keysT =
@@ -357,7 +362,7 @@ std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
 
 Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
                                Value num, Value sums, Value row0, int64_t rows,
-                               Value validRows) {
+                               Value validRows, Value rowEps) {
   Value zero = b.f32(0.0);
   Value epsValue = b.f32(term.eps);
   Value outRows = b.index(rows);
@@ -368,18 +373,38 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
     auto sumsType = RankedTensorType::get(
         {getConstantIntValue(validRows).value_or(ShapedType::kDynamic)},
         b.b.getF32Type());
-    sums = tensor::ExtractSliceOp::create(
-        b.b, sumsType, sums, ArrayRef<OpFoldResult>{b.b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{LinalgBuilder::ofr(validRows)},
-        ArrayRef<OpFoldResult>{b.b.getIndexAttr(1)});
+    auto firstRows = [&](Value perRow) -> Value {
+      return tensor::ExtractSliceOp::create(
+          b.b, sumsType, perRow, ArrayRef<OpFoldResult>{b.b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{LinalgBuilder::ofr(validRows)},
+          ArrayRef<OpFoldResult>{b.b.getIndexAttr(1)});
+    };
+    sums = firstRows(sums);
+    if (rowEps && cast<RankedTensorType>(rowEps.getType()).getRank() == 1)
+      rowEps = firstRows(rowEps);
+    else if (rowEps)
+      rowEps = b.tile2d(rowEps, validRows, b.index(1));
   }
   Value init = b.empty({outRows, term.valueDim});
+  SmallVector<Value> inputs = {num, sums};
+  SmallVector<AffineMap> maps = {b.map(2, {0, 1}), b.map(2, {0})};
+  if (rowEps) {
+    inputs.push_back(rowEps);
+    if (cast<RankedTensorType>(rowEps.getType()).getRank() == 1)
+      maps.push_back(b.map(2, {0}));
+    else
+      maps.push_back(AffineMap::get(
+          2, 0, {b.b.getAffineDimExpr(0), b.b.getAffineConstantExpr(0)},
+          b.b.getContext()));
+  }
+  maps.push_back(b.map(2, {0, 1}));
   return b.generic(
-      init, {num, sums}, {b.map(2, {0, 1}), b.map(2, {0}), b.map(2, {0, 1})},
-      {kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+      init, inputs, maps, {kPar, kPar},
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
         Value z;
         if (term.normalizer == Normalizer::Rows) {
-          z = arith::AddFOp::create(ob, loc, args[1], epsValue);
+          z = arith::AddFOp::create(ob, loc, args[1],
+                                    rowEps ? args[2] : epsValue);
         } else if (term.normalizer == Normalizer::Length) {
           Value r = linalg::IndexOp::create(ob, loc, 0);
           Value i = arith::AddIOp::create(ob, loc, row0, r);
@@ -429,11 +454,33 @@ Value to_linalg::realRows(LinalgBuilder &b, Value row0, int64_t rows,
 }
 
 Value to_linalg::queryFeatureTile(LinalgBuilder &b, const TermOperands &term,
-                                  Value bi, Value hi, Value row0,
-                                  int64_t rows) {
-  return featureTile(b, term.features,
-                     rowTile(b, term.rawQ, bi, hi, row0, rows, term.queries),
-                     row0, Value());
+                                  Value bi, Value hi, Value row0, int64_t rows,
+                                  Value &rowEps) {
+  Value rowShift;
+  Value phi = featureTile(
+      b, term.features, rowTile(b, term.rawQ, bi, hi, row0, rows, term.queries),
+      row0, Value(), /*keySide=*/false, &rowShift);
+  rowEps = Value();
+  if (rowShift) {
+    // eps exp(-(c_r + c)): the weights of row r are scaled by exp(-c_r) on
+    // the query side and exp(-c) on the key side. (An overflow to inf is the
+    // right limit: eps then dominates and the row is 0.)
+    Value keyShift = term.features.favorShift;
+    double eps = term.eps;
+    rowEps = b.generic(
+        b.empty({b.index(rows)}), {rowShift}, {b.map(1, {0}), b.map(1, {0})},
+        {kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value total = arith::AddFOp::create(ob, loc, args[0], keyShift);
+          Value factor = math::ExpOp::create(
+              ob, loc, arith::NegFOp::create(ob, loc, total));
+          return arith::MulFOp::create(
+                     ob, loc, factor,
+                     arith::ConstantOp::create(ob, loc,
+                                               ob.getF32FloatAttr(eps)))
+              .getResult();
+        });
+  }
+  return phi;
 }
 
 Value to_linalg::keyFeatureTile(LinalgBuilder &b, const TermOperands &term,

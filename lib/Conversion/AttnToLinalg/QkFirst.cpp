@@ -175,10 +175,11 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   const bool staticTiles = tiles.staticTiles;
   Value queryTiles = b.ceilDiv(term.queries, queryTile);
   Value keyTiles = b.ceilDiv(term.keys, keyTile);
-  Value paddedQ, paddedKT, paddedV;
+  Value paddedQ, paddedKT, paddedV, paddedRowEps;
   if (staticTiles) {
     PaddedOperands padded = padToTiles(b, term, queryTile, keyTile);
     paddedQ = padded.queries;
+    paddedRowEps = padded.rowEps;
     paddedKT = padded.keysT;
     paddedV = padded.values;
   } else {
@@ -193,9 +194,13 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   };
   auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
-    Value qTile = staticTiles
-                      ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
-                      : queryFeatureTile(b, term, bi, hi, row0, queryTile);
+    Value rowEps;
+    Value qTile =
+        staticTiles
+            ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
+            : queryFeatureTile(b, term, bi, hi, row0, queryTile, rowEps);
+    if (paddedRowEps)
+      rowEps = b.tile2d(paddedRowEps, bi, hi, row0, queryTile, b.index(1));
     Value t = b.index(queryTile);
     // m = -inf, z = 0, acc = 0
     Value runningMax = b.filled({t}, -INFINITY);
@@ -237,7 +242,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
                             visible, /*testFinite=*/!staticTiles);
         });
     return normalizeRows(b, term, loop.getResult(2), loop.getResult(1), row0,
-                         queryTile, validRows);
+                         queryTile, validRows, rowEps);
   };
   return forallRowTiles(b, term, queryTile, tiles.staticTiles,
                         {term.batch, term.heads, queryTiles}, body, rowOf);

@@ -132,6 +132,10 @@ struct FeatureTiles {
   Value angleScale;
   /// FAVOR+: s^(1/2), 1 / sqrt(m) and w^T [D, m].
   Value rootScale, invRootM, omegaT;
+  /// FAVOR+ under the rows normaliser: the keys' stabiliser c_k subtracted
+  /// from their exponents (favorStabiliser) as a [1] tensor and (CPU form)
+  /// as a scalar; the queries subtract their row maxima. Else null.
+  Value favorShiftTensor, favorShift;
 };
 
 /// One term after the Linformer projection and the feature maps: the
@@ -158,6 +162,24 @@ struct TermOperands {
   double eps = 0.0;
 };
 
+/// A FAVOR+ stabiliser of \p omega [m, D], as a [1] f32 tensor: c = max(0,
+/// max_r |w_r|^2 / 2 - headroom). Every exponent w x' - |x'|^2 / 2 = |w|^2 / 2
+/// - |x' - w|^2 / 2 is at most max_r |w_r|^2 / 2, whatever x, so exp(... - c)
+/// <= e^headroom: phi(q) . phi(k) and the sums over keys stay finite (the
+/// unstabilised map overflows for |q| ~ 28 at D = 64). Under the rows
+/// normaliser (DESIGN §1) it cancels exactly, eps scaled alike (per query
+/// row). Keys subtract c(kFavorKeyHeadroom), queries their own row maximum
+/// less kFavorHeadroom (features <= e^20 / sqrt(m): a row cannot underflow
+/// as a whole either).
+Value favorStabiliser(LinalgBuilder &b, Value omega, double headroom);
+/// Query features stay below e^20 / sqrt(m).
+constexpr double kFavorHeadroom = 20.0;
+/// Key features stay below e^36 / sqrt(m): with queries <= e^20, phi(q) S and
+/// the sums over up to 2^31 keys (e^21.5) of values up to e^10 stay below
+/// e^88 (f32's largest); a smaller headroom would push a key's small
+/// features (an aligned key's others) into denormals for nothing.
+constexpr double kFavorKeyHeadroom = 36.0;
+
 /// X'[b, h, r, d] = sum_j P[r, j] X[b, h, j, d] (Linformer's E K and F V).
 Value projectSequence(LinalgBuilder &b, Value projection, Value x);
 
@@ -165,19 +187,26 @@ Value projectSequence(LinalgBuilder &b, Value projection, Value x);
 /// [B, H, M, W] of the term; softmax and relu2 get (Q s, K). Built where a
 /// strategy that reads them (qk-first, chunked) asks, so that the other
 /// branch of a crossover does not pay for them.
+/// Stabilised FAVOR+ (favorStabiliser) only when \p queryRowEps is given: it
+/// gets the rows' eps [B, H, N, 1] for normalizeRows.
 std::pair<Value, Value> buildFeatureRows(LinalgBuilder &b,
-                                         const TermOperands &term);
+                                         const TermOperands &term,
+                                         Value *queryRowEps = nullptr);
 
-/// The scalars of \p op's feature map (w^T for FAVOR+), for featureTile.
+/// The scalars of \p op's feature map (w^T for FAVOR+), for featureTile;
+/// \p staticTiles: the GPU form, whose tensors the host must not read.
 FeatureTiles buildFeatureTiles(LinalgBuilder &b, TermOp op, Value queries,
-                               Value featureDim);
+                               Value featureDim, bool staticTiles);
 
 /// phi of the static [rows, D] \p tile of Q or K whose row r is sequence
 /// position row0 + r: [rows, W]. Rows r >= \p validRows (when given) are 0.
 /// softmax and relu2 (no feature map) give Q s on the query side and K
 /// itself on the \p keySide.
+/// With FAVOR+'s CPU stabiliser, the query side subtracts each row's own
+/// maximum c_r and returns c_r in \p rowShift ([rows]) when given.
 Value featureTile(LinalgBuilder &b, const FeatureTiles &features, Value tile,
-                  Value row0, Value validRows, bool keySide = false);
+                  Value row0, Value validRows, bool keySide = false,
+                  Value *rowShift = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Masks
@@ -228,6 +257,8 @@ std::pair<Value, Value> visibleKeyTiles(LinalgBuilder &b,
 /// tile has a static number of rows.
 struct PaddedOperands {
   Value queryTiles, keyTiles, queries, keysT, values;
+  /// Stabilised FAVOR+: the query rows' eps [B, H, padded N, 1]; else null.
+  Value rowEps;
 };
 PaddedOperands padToTiles(LinalgBuilder &b, const TermOperands &term,
                           int64_t queryTile, int64_t keyTile);
@@ -243,9 +274,11 @@ std::pair<Value, Value> keyPanelsAndValues(LinalgBuilder &b,
 /// out[r, e] = num[r, e] / z_r over \p rows rows, 0 where z_r = 0; z_r is
 /// sums_r + eps (rows), the visible key count (length) or 1 (none). Row r is
 /// query row0 + r. With \p validRows, only the first validRows rows.
+/// \p rowEps ([rows] or [rows, 1]), when given, replaces eps row by row
+/// (stabilised FAVOR+ queries: queryFeatureTile, buildFeatureRows).
 Value normalizeRows(LinalgBuilder &b, const TermOperands &term, Value num,
                     Value sums, Value row0, int64_t rows,
-                    Value validRows = Value());
+                    Value validRows = Value(), Value rowEps = Value());
 
 /// Rows [row0, row0 + rows) of the 4-D \p tensor [B, H, L, X] at (bi, hi)
 /// as a fresh static [rows, X] tile: a copy of a whole tile, or the rows
@@ -262,8 +295,11 @@ Value realRows(LinalgBuilder &b, Value row0, int64_t rows, Value length);
 
 /// phi(Q) of the query rows [row0, row0 + rows) at (bi, hi), from Q itself:
 /// [rows, W]. Rows past N are zero padding; their outputs are never stored.
+/// With FAVOR+'s CPU stabiliser (rows scaled by exp(-c_r - c)), \p rowEps
+/// gets eps exp(-c_r - c) per row for normalizeRows, which the caller must
+/// pass on; null otherwise.
 Value queryFeatureTile(LinalgBuilder &b, const TermOperands &term, Value bi,
-                       Value hi, Value row0, int64_t rows);
+                       Value hi, Value row0, int64_t rows, Value &rowEps);
 
 /// phi(K) of the key rows [row0, row0 + rows) at (bi, hi), from K itself:
 /// [rows, W], 0 on the rows past M (K as it is for softmax and relu2).

@@ -164,3 +164,48 @@ func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term softmax (%q, %k, %v) order qk_first : !t, !t, !t -> !t
   return %0 : !t
 }
+
+// FAVOR+'s stabiliser in the CPU form (m = 6): the keys subtract one constant
+// c = max(0, max_f |w_f|^2 / 2 - 36), each query row its own
+// c_r = max_f (w x')_f - |x'|^2 / 2 - 20, and row r's eps becomes
+// eps exp(-(c_r + c)): num and den of the row are both scaled by
+// exp(-(c_r + c)), so the quotient is the unstabilised one.
+// TILES-LABEL: func.func @favor_tiles(
+// TILES-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
+// TILES-DAG:     %[[QROOM:.+]] = arith.constant 2.000000e+01 : f32
+// TILES-DAG:     %[[KROOM:.+]] = arith.constant 3.600000e+01 : f32
+// TILES:         %[[CT:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1xf32>)
+// TILES:           %[[ABOVE:.+]] = arith.subf %{{.*}}, %[[KROOM]] : f32
+// TILES:           arith.maximumf %{{.*}}, %[[ABOVE]] : f32
+// TILES:         %[[C:.+]] = tensor.extract %[[CT]]
+// key pass: phi(K_t) = exp(w x' - |x'|^2 / 2 - c) / sqrt(m)
+// TILES:         scf.forall
+// TILES:           scf.for
+// TILES:             ^bb0(%[[KN:[a-z0-9_]+]]: f32, %[[KP:[a-z0-9_]+]]: f32):
+// TILES:               %[[KARG:.+]] = arith.subf %[[KP]], %[[KN]] : f32
+// TILES:               %[[KSHIFT:.+]] = arith.subf %[[KARG]], %[[C]] : f32
+// TILES:               math.exp %[[KSHIFT]] : f32
+// query pass: m_r = max_f (w x')_f, phi(Q_t) = exp(w x' - (m_r - 20)) / sqrt(m)
+// TILES:         scf.forall
+// TILES:           %[[PMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PROJ:.+]] : tensor<4x6xf32>) outs(%{{.*}} : tensor<4xf32>)
+// TILES:             arith.maximumf
+// TILES:           %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[PMAX]] : tensor<4xf32>) outs(%[[PROJ]] : tensor<4x6xf32>)
+// TILES:             %[[TOP:.+]] = arith.subf %{{.*}}, %[[QROOM]] : f32
+// TILES:             %[[QARG:.+]] = arith.subf %{{.*}}, %[[TOP]] : f32
+// TILES:             math.exp %[[QARG]] : f32
+// c_r = m_r - |x'|^2 / 2 - 20; eps_r = eps exp(-(c_r + c))
+// TILES:           %[[CR:.+]] = linalg.generic {{.*}} ins(%[[PMAX]], %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// TILES:             %[[DIFF:.+]] = arith.subf
+// TILES:             arith.subf %[[DIFF]], %[[QROOM]] : f32
+// TILES:           %[[ROWEPS:.+]] = linalg.generic {{.*}} ins(%[[CR]] : tensor<4xf32>)
+// TILES:             %[[TOTAL:.+]] = arith.addf %{{.*}}, %[[C]] : f32
+// TILES:             %[[NEG:.+]] = arith.negf %[[TOTAL]] : f32
+// TILES:             %[[FACTOR:.+]] = math.exp %[[NEG]] : f32
+// TILES:             arith.mulf %[[FACTOR]], %[[EPS]] : f32
+// O_r = num_r / (den_r + eps_r)
+// TILES:           %[[ROWEPS_REAL:.+]] = tensor.extract_slice %[[ROWEPS]]
+// TILES:           linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[ROWEPS_REAL]] : tensor<?x4xf32>, tensor<?xf32>, tensor<?xf32>)
+func.func @favor_tiles(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
+  %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<6x4xf32>) order kv_first : !t, !t, !t -> !t
+  return %0 : !t
+}

@@ -65,6 +65,16 @@ func.func @relu(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-DAG:     %[[INV_ROOT_M:.+]] = arith.constant 0.408248276 : f32
 // CHECK-DAG:     %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
 // CHECK-DAG:     %[[ROOT_S:.+]] = arith.constant 0.707106769 : f32
+// CHECK-DAG:     %[[QROOM:.+]] = arith.constant 2.000000e+01 : f32
+// CHECK-DAG:     %[[KROOM:.+]] = arith.constant 3.600000e+01 : f32
+// CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
+// The keys' stabiliser c = max(0, max_f |w_f|^2 / 2 - 36): every exponent
+// w x' - |x'|^2 / 2 = |w|^2 / 2 - |x' - w|^2 / 2 is at most max_f |w_f|^2 / 2
+// CHECK:         %[[WSQ:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[W]] : tensor<6x4xf32>) outs(%{{.*}} : tensor<6xf32>)
+// CHECK:         %[[C:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[WSQ]] : tensor<6xf32>) outs(%{{.*}} : tensor<1xf32>)
+// CHECK:           %[[HALF_WSQ:.+]] = arith.mulf %{{.*}}, %[[HALF]] : f32
+// CHECK:           %[[ABOVE:.+]] = arith.subf %[[HALF_WSQ]], %[[KROOM]] : f32
+// CHECK:           arith.maximumf %{{.*}}, %[[ABOVE]] : f32
 // w x' = sum_d w[f, d] x[i, d] s^(1/2)
 // CHECK:         %[[PROJ:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[W]] : tensor<1x1x8x4xf32>, tensor<6x4xf32>) outs(%{{.*}} : tensor<1x1x8x6xf32>)
 // CHECK:         ^bb0(%[[X:[a-z0-9_]+]]: f32, %[[WV:[a-z0-9_]+]]: f32, %[[ACC:[a-z0-9_]+]]: f32):
@@ -78,20 +88,39 @@ func.func @relu(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:           %[[SQ:.+]] = arith.mulf %[[XS2]], %[[XS2]] : f32
 // CHECK:           %[[HSQ:.+]] = arith.mulf %[[SQ]], %[[HALF]] : f32
 // CHECK:           arith.addf %[[ACC2]], %[[HSQ]] : f32
-// phi = exp(w x' - |x'|^2 / 2) / sqrt(m)
-// CHECK:         %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[PROJ]], %[[NORM]] : tensor<1x1x8x6xf32>, tensor<1x1x8xf32>) outs(%{{.*}} : tensor<1x1x8x6xf32>)
-// CHECK:         ^bb0(%[[P:[a-z0-9_]+]]: f32, %[[N:[a-z0-9_]+]]: f32, %{{.*}}: f32):
-// CHECK:           %[[ARG:.+]] = arith.subf %[[P]], %[[N]] : f32
-// CHECK:           %[[E:.+]] = math.exp %[[ARG]] : f32
+// queries: m_i = max_f (w x')_f; c_i = m_i - |x'|^2 / 2 - 20;
+// eps_i = eps exp(-(c_i + c)); phi(q) = exp(w x' - (m_i - 20)) / sqrt(m)
+// CHECK:         %[[PMAX:.+]] = linalg.generic {{.*}} ins(%[[PROJ]] : tensor<1x1x8x6xf32>) outs(%{{.*}} : tensor<1x1x8xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         %[[ROWEPS:.+]] = linalg.generic {{.*}} ins(%[[PMAX]], %[[NORM]], %[[C]] : tensor<1x1x8xf32>, tensor<1x1x8xf32>, tensor<1xf32>) outs(%{{.*}} : tensor<1x1x8x1xf32>)
+// CHECK:           %[[D1:.+]] = arith.subf %{{.*}}, %{{.*}} : f32
+// CHECK:           %[[CI:.+]] = arith.subf %[[D1]], %[[QROOM]] : f32
+// CHECK:           %[[TOTAL:.+]] = arith.addf %[[CI]], %{{.*}} : f32
+// CHECK:           %[[NEG:.+]] = arith.negf %[[TOTAL]] : f32
+// CHECK:           %[[FACTOR:.+]] = math.exp %[[NEG]] : f32
+// CHECK:           arith.mulf %[[FACTOR]], %[[EPS]] : f32
+// CHECK:         %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[PROJ]], %[[PMAX]] : tensor<1x1x8x6xf32>, tensor<1x1x8xf32>) outs(%{{.*}} : tensor<1x1x8x6xf32>)
+// CHECK:           %[[TOP:.+]] = arith.subf %{{.*}}, %[[QROOM]] : f32
+// CHECK:           %[[QARG:.+]] = arith.subf %{{.*}}, %[[TOP]] : f32
+// CHECK:           %[[E:.+]] = math.exp %[[QARG]] : f32
 // CHECK:           arith.mulf %[[E]], %[[INV_ROOT_M]] : f32
 // the same for K
 // CHECK:         linalg.generic {{.*}} ins(%[[K]], %[[W]] : tensor<1x1x8x4xf32>, tensor<6x4xf32>)
 // CHECK:         linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
-// CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x6xf32>, tensor<1x1x8xf32>)
+// phi(k) = exp(w x' - |x'|^2 / 2 - c) / sqrt(m), c read as element 0
+// CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[C]] : tensor<1x1x8x6xf32>, tensor<1x1x8xf32>, tensor<1xf32>)
+// CHECK:         ^bb0(%[[KP:[a-z0-9_]+]]: f32, %[[KN:[a-z0-9_]+]]: f32, %[[KC:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:           %[[KARG:.+]] = arith.subf %[[KP]], %[[KN]] : f32
+// CHECK:           %[[KSHIFT:.+]] = arith.subf %[[KARG]], %[[KC]] : f32
+// CHECK:           math.exp %[[KSHIFT]] : f32
 // CHECK:         %[[PHIKP89:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x2x4x6xf32>
 // CHECK:         linalg.transpose ins(%[[PHIKP89]] : tensor<1x1x2x4x6xf32>) outs(%{{.*}} : tensor<1x1x2x6x4xf32>) permutation = [0, 1, 2, 4, 3]
 // the state is W x E = 6 x 4
 // CHECK:         scf.for {{.*}} -> (tensor<6x4xf32>, tensor<6xf32>)
+// O = num / (den + eps_i), eps_i from the query tile's rows
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4xf32>, tensor<4x1xf32>)
+// CHECK:           %[[DEN:.+]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.divf %{{.*}}, %[[DEN]] : f32
 func.func @favor_plus(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
   %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<6x4xf32>) order kv_first : !t, !t, !t -> !t
   return %0 : !t

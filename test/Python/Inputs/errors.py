@@ -94,6 +94,11 @@ e = case("max-memory", lambda: small(big, big, big))
 print("max-memory is MemoryError: %s, RunError: %s, status %s" % (isinstance(e, MemoryError), isinstance(e, attn.RunError), getattr(e, "status", None)))
 case("max-memory-reference", lambda: small.reference(big, big, big))
 print("max-memory small call: %s" % attn.check(small, q, k, v)["ok"])
+finite = attn.compile(os.path.join(examples_dir, "softmax.attn"), finite_inputs=True, cache_dir=cache)
+poisoned = v.copy()
+poisoned[0, 1, 2, 3] = np.inf
+case("finite-inputs", lambda: finite(q, k, poisoned))
+print("finite-inputs clean call: %s" % attn.check(finite, q, k, v)["ok"])
 case("max-memory-bad", lambda: attn.compile(os.path.join(examples_dir, "softmax.attn"), max_memory="lots", cache_dir=cache))
 
 # Closed kernels.
