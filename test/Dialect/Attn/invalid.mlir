@@ -727,6 +727,44 @@ func.func @f(%q: tensor<1x2x0x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x1
 
 // -----
 
+// C1: byte sizes fit in int64: 1·8·2^62·64 elements (a shape attnc rejects
+// overflowed the element counts of tile-and-vectorize)
+func.func @f(%q: tensor<1x8x4611686018427387904x64xf32>, %k: tensor<1x8x16x64xf32>, %v: tensor<1x8x16x64xf32>) -> tensor<1x8x4611686018427387904x64xf32> {
+  // expected-error@+1 {{'attn.term' op query is too large: 'tensor<1x8x4611686018427387904x64xf32>' has more bytes than fit in a 64-bit size}}
+  %0 = attn.term softmax (%q, %k, %v) : tensor<1x8x4611686018427387904x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x4611686018427387904x64xf32>
+  return %0 : tensor<1x8x4611686018427387904x64xf32>
+}
+
+// -----
+
+// C1: byte sizes fit in int64, also where the element count does (2^62
+// elements of 4 bytes) and next to dynamic sizes
+func.func @f(%q: tensor<?x?x?x8xf32>, %k: tensor<1x1x4611686018427387904x?xf32>, %v: tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32> {
+  // expected-error@+1 {{'attn.term' op key is too large: 'tensor<1x1x4611686018427387904x?xf32>' has more bytes than fit in a 64-bit size}}
+  %0 = attn.term softmax (%q, %k, %v) : tensor<?x?x?x8xf32>, tensor<1x1x4611686018427387904x?xf32>, tensor<?x?x?x8xf32> -> tensor<?x?x?x8xf32>
+  return %0 : tensor<?x?x?x8xf32>
+}
+
+// -----
+
+// C1: byte sizes fit in int64 (omega)
+func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<9223372036854775807x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op omega is too large: 'tensor<9223372036854775807x8xf32>' has more bytes than fit in a 64-bit size}}
+  %0 = attn.term kernel favor_plus (%q, %q, %q) omega(%w : tensor<9223372036854775807x8xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// combine C3: byte sizes fit in int64
+func.func @f(%a: tensor<2x2x2305843009213693952x1xf32>) -> tensor<2x2x2305843009213693952x1xf32> {
+  // expected-error@+1 {{'attn.combine' op result is too large: 'tensor<2x2x2305843009213693952x1xf32>' has more bytes than fit in a 64-bit size}}
+  %0 = attn.combine %a : tensor<2x2x2305843009213693952x1xf32>
+  return %0 : tensor<2x2x2305843009213693952x1xf32>
+}
+
+// -----
+
 // C7: F with zero rows
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %e: tensor<?x16xf32>, %f: tensor<0x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs at least one row (k > 0)}}

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -294,6 +295,19 @@ bool staticallyDifferent(int64_t a, int64_t b) {
 }
 } // namespace
 
+/// Fails (at \p op) if the static sizes of \p type times its element size
+/// in bytes do not fit in int64: every pass that sizes buffers, tiles or
+/// loops from the type computes that product.
+static LogicalResult verifyByteSize(Operation *op, StringRef name,
+                                    ShapedType type) {
+  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size) && llvm::MulOverflow(bytes, size, bytes))
+      return op->emitOpError() << name << " is too large: " << type
+                               << " has more bytes than fit in a 64-bit size";
+  return success();
+}
+
 LogicalResult TermOp::verify() {
   // ODS checks that each optional group has at most one value, not that q,
   // k and v are one value each: the generic form can give a group 0 or 3
@@ -319,6 +333,17 @@ LogicalResult TermOp::verify() {
     for (int64_t size : type.getShape())
       if (size == 0)
         return emitOpError() << name << " has a zero size: " << type;
+  // (C1) ... whose byte sizes fit in int64 (also omega and the projections).
+  for (auto [name, value] : {std::pair<StringRef, Value>{"query", getQuery()},
+                             {"key", getKey()},
+                             {"value", getValue()},
+                             {"omega", getOmega()},
+                             {"key projection E", getKeyProjection()},
+                             {"value projection F", getValueProjection()},
+                             {"result", getResult()}})
+    if (value && failed(verifyByteSize(getOperation(), name,
+                                       cast<ShapedType>(value.getType()))))
+      return failure();
   DimChecker dims{getOperation()};
   dims.check("key", keyType, 0, "query", queryType, 0, "batch size B");
   dims.check("value", valueType, 0, "query", queryType, 0, "batch size B");
@@ -458,7 +483,8 @@ LogicalResult TermOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CombineOp::verify() {
-  // (C1) At least one term; (C2) one type for all.
+  // (C1) At least one term; (C2) one type for all; (C3) a byte size that
+  // fits in int64.
   if (getTerms().empty())
     return emitOpError("needs at least one term");
   // SameOperandsAndResultType accepts a static and a dynamic size as
@@ -468,5 +494,5 @@ LogicalResult CombineOp::verify() {
       return emitOpError("every term and the gate must have the result "
                          "type ")
              << getType() << ", got " << operand.getType();
-  return success();
+  return verifyByteSize(getOperation(), "result", getType());
 }

@@ -70,7 +70,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     - (C1) `query` is [B,H,N,D], `key` is [B,H,M,D], `value` is [B,H,M,E]
       with positive sizes;
       B, H agree across the three, D across query and key, M across key and
-      value.
+      value. The static sizes of every operand and of the result, times 4
+      bytes, fit in int64 (every buffer and loop is sized by that product).
     - (C2) The result is [B,H,N,E].
     - (C3) A `kernel` term has a feature map; `softmax` and `relu2` have none.
     - (C4) `favor_plus` takes `omega` [m, D]; no other term takes `omega`.
@@ -147,6 +148,7 @@ def Attn_CombineOp : Attn_Op<"combine", [Pure, SameOperandsAndResultType,
     - (C1) At least one term.
     - (C2) Every term, the gate and the result have the same type (a static
       and a dynamic size are not the same type here).
+    - (C3) The static sizes of the result, times 4 bytes, fit in int64.
   }];
   let arguments = (ins Variadic<Attn_Tensor4D>:$terms,
                        Optional<Attn_Tensor4D>:$gate);
