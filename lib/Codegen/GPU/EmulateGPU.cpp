@@ -10,6 +10,8 @@
 
 #include "attn/Codegen/Passes.h"
 
+#include "attn/Codegen/Diagnostics.h"
+
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -60,8 +62,9 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
       rewriter.setInsertionPoint(op);
       if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
         if (alloc.getAsyncToken())
-          return (void)alloc.emitOpError("async allocations are not "
-                                         "emulated"),
+          return (void)attn::emitOpErrorInInput(alloc,
+                                                "async allocations are not "
+                                                "emulated"),
                  signalPassFailure();
         rewriter.replaceOpWithNewOp<memref::AllocOp>(
             alloc, alloc.getMemref().getType(), alloc.getDynamicSizes());
@@ -77,11 +80,13 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
     Location loc = launch.getLoc();
     if (launch.getAsyncToken() || !launch.getBody().hasOneBlock() ||
         launch.getNumPrivateAttributions() != 0)
-      return launch.emitOpError("is not a launch made by attn-map-to-gpu");
+      return attn::emitOpErrorInInput(
+          launch, "is not a launch made by attn-map-to-gpu");
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     if (!isConstantOne(block.y) || !isConstantOne(block.z))
-      return launch.emitOpError("uses more than one thread dimension");
+      return attn::emitOpErrorInInput(launch,
+                                      "uses more than one thread dimension");
     Block &body = launch.getBody().front();
 
     rewriter.setInsertionPoint(launch);
@@ -94,8 +99,9 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
       for (Operation *user : llvm::make_early_inc_range(attribution.getUsers())) {
         auto cast = dyn_cast<memref::MemorySpaceCastOp>(user);
         if (!cast || cast.getType() != hostType)
-          return user->emitOpError("uses workgroup memory other than "
-                                   "through a cast to the generic space");
+          return attn::emitOpErrorInInput(
+              user, "uses workgroup memory other than "
+                    "through a cast to the generic space");
         rewriter.replaceOp(cast, buffer);
       }
       buffers.push_back(buffer);
@@ -109,8 +115,9 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
     });
     for (gpu::DynamicSharedMemoryOp memory : dynamicMemories) {
       if (!launch.getDynamicSharedMemorySize())
-        return memory.emitOpError("in a launch without a dynamic shared "
-                                  "memory size");
+        return attn::emitOpErrorInInput(memory,
+                                        "in a launch without a dynamic shared "
+                                        "memory size");
       rewriter.setInsertionPoint(launch);
       Value bytes = arith::IndexCastUIOp::create(
           rewriter, loc, rewriter.getIndexType(),
@@ -124,8 +131,9 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
            llvm::make_early_inc_range(memory.getResult().getUsers())) {
         auto view = dyn_cast<memref::ViewOp>(user);
         if (!view)
-          return user->emitOpError("uses dynamic shared memory other than "
-                                   "through memref.view");
+          return attn::emitOpErrorInInput(
+              user, "uses dynamic shared memory other than "
+                    "through memref.view");
         MemRefType type = view.getType();
         auto hostType = MemRefType::get(type.getShape(), type.getElementType(),
                                         type.getLayout());
@@ -137,7 +145,8 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
              llvm::make_early_inc_range(view.getResult().getUsers())) {
           auto cast = dyn_cast<memref::MemorySpaceCastOp>(viewUser);
           if (!cast || cast.getType() != hostType)
-            return viewUser->emitOpError(
+            return attn::emitOpErrorInInput(
+                viewUser,
                 "uses dynamic shared memory other than through a cast to "
                 "the generic space");
           rewriter.replaceOp(cast, hostView);
@@ -174,8 +183,9 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
           use.set(zero);
           continue;
         }
-        return user->emitOpError("uses the thread id in a way "
-                                 "attn-emulate-gpu cannot emulate");
+        return attn::emitOpErrorInInput(user,
+                                        "uses the thread id in a way "
+                                        "attn-emulate-gpu cannot emulate");
       }
       SmallVector<Operation *> syncs;
       body.walk([&](gpu::BarrierOp barrier) { syncs.push_back(barrier); });

@@ -14,6 +14,8 @@
 
 #include "attn/Codegen/Passes.h"
 
+#include "attn/Codegen/Diagnostics.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
@@ -101,7 +103,8 @@ FailureOr<Operation *> lowerToLoops(RewriterBase &rewriter,
   FailureOr<linalg::LinalgLoops> loops =
       linalg::linalgOpToParallelLoops(rewriter, op);
   if (failed(loops) || loops->empty())
-    return op->emitOpError("cannot be lowered to loops for the GPU");
+    return attn::emitOpErrorInInput(op,
+                                    "cannot be lowered to loops for the GPU");
   Operation *outer = loops->front();
   rewriter.eraseOp(op);
   return outer;
@@ -214,9 +217,10 @@ FailureOr<bool> distributeOverThreads(RewriterBase &rewriter, Block &block,
       continue;
     }
     if (op->getNumResults() != 0)
-      return op->emitOpError("writes memory and yields values every thread "
-                             "would need; attn-map-to-gpu can only run it on "
-                             "one thread");
+      return attn::emitOpErrorInInput(
+          op, "writes memory and yields values every thread "
+              "would need; attn-map-to-gpu can only run it on "
+              "one thread");
     barrierBefore(op);
     rewriter.setInsertionPoint(op);
     Value zero = constantIndex(rewriter, loc, 0);
@@ -380,6 +384,9 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       return signalPassFailure();
     }
 
+    if (failed(checkStructure(func)))
+      return signalPassFailure();
+
     // Copies become linalg so that they are distributed like the rest.
     SmallVector<memref::CopyOp> copies;
     func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
@@ -414,13 +421,38 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       return signalPassFailure();
   }
 
+  /// Fails on the linalg ops and foralls this pass cannot place: one in the
+  /// body of a linalg op (an attn.term written inside a linalg.generic is
+  /// lowered there) would be lowered to loops, and freed, with its parent's
+  /// body, and one inside a gpu.launch of the input would become a launch
+  /// nested in a kernel.
+  LogicalResult checkStructure(func::FuncOp func) {
+    WalkResult result = func.walk([&](Operation *op) {
+      if (!isa<linalg::LinalgOp, scf::ForallOp>(op))
+        return WalkResult::advance();
+      for (Operation *parent = op->getParentOp(); parent != func;
+           parent = parent->getParentOp()) {
+        if (!isa<linalg::LinalgOp, gpu::LaunchOp>(parent))
+          continue;
+        attn::emitOpErrorInInput(op, "is inside the ")
+            << (isa<gpu::LaunchOp>(parent) ? "" : "body of the ") << "'"
+            << parent->getName()
+            << "' op; attn-map-to-gpu maps linalg ops and scf.forall loops "
+               "only outside linalg bodies and kernels";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
   /// One block per iteration of \p forall, its tiles in shared memory.
   LogicalResult mapForallToBlocks(RewriterBase &rewriter,
                                   scf::ForallOp forall) {
     Location loc = forall.getLoc();
     if (forall.getNumResults() != 0)
-      return forall.emitOpError(
-          "with results cannot be mapped to the GPU (bufferize first)");
+      return attn::emitOpErrorInInput(
+          forall, "with results cannot be mapped to the GPU (bufferize first)");
 
     if (stageInputs) {
       int64_t allocatedBytes = 0;
@@ -443,15 +475,17 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
         return WalkResult::advance();
       auto type = cast<MemRefType>(op->getResult(0).getType());
       if (!type.getLayout().isIdentity()) {
-        op->emitOpError("allocates a tile with a layout; attn-map-to-gpu "
-                        "needs identity-layout tiles");
+        attn::emitOpErrorInInput(
+            op, "allocates a tile with a layout; attn-map-to-gpu "
+                "needs identity-layout tiles");
         return WalkResult::interrupt();
       }
       for (Value size : op->getOperands())
         if (forall.getRegion().isAncestor(size.getParentRegion())) {
-          op->emitOpError("allocates a tile whose size is computed inside "
-                          "the thread block; it cannot be reserved before "
-                          "the launch");
+          attn::emitOpErrorInInput(
+              op, "allocates a tile whose size is computed inside "
+                  "the thread block; it cannot be reserved before "
+                  "the launch");
           return WalkResult::interrupt();
         }
       tiles.push_back(op);
@@ -676,7 +710,8 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       return WalkResult::advance();
     });
     if (hostAccess)
-      return hostAccess->emitOpError(
+      return attn::emitOpErrorInInput(
+          hostAccess,
           "would access device memory from the host; attn-map-to-gpu maps "
           "only linalg ops and scf.forall loops onto the GPU");
     for (Operation *free : frees)
@@ -695,7 +730,8 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       rewriter.replaceOp(alloc, deviceAlloc.getMemref());
       FailureOr<Value> owner = bufferOwner(deviceAlloc.getMemref());
       if (failed(owner))
-        return deviceAlloc.emitOpError(
+        return attn::emitOpErrorInInput(
+            deviceAlloc,
             "escapes the function, a loop, or an scf.if whose other branch "
             "yields a buffer it does not own; attn-map-to-gpu frees device "
             "buffers at the end of the block that owns them");

@@ -145,3 +145,61 @@ func.func @maybe_argument(%a: memref<8xf32>, %flag: i1) {
   linalg.copy ins(%a : memref<8xf32>) outs(%r : memref<8xf32>)
   return
 }
+
+// -----
+
+// A linalg op in the body of another would be lowered to loops, and freed,
+// with its parent's body before it is mapped (heap-use-after-free in
+// mapToGrid, found by attn-mlir-fuzzer).
+func.func @nested_linalg(%out: memref<4xf32>, %tmp: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32):
+    // expected-error@+1 {{'linalg.fill' op is inside the body of the 'linalg.generic' op; attn-map-to-gpu maps linalg ops and scf.forall loops only outside linalg bodies and kernels}}
+    linalg.fill ins(%a : f32) outs(%tmp : memref<8xf32>)
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// A forall in a linalg body, likewise.
+func.func @forall_in_linalg(%out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32):
+    // expected-error@+1 {{'scf.forall' op is inside the body of the 'linalg.generic' op}}
+    scf.forall (%i) in (2) {
+    }
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// Kernels of the input are not entered: a forall in one would become a
+// launch inside a kernel.
+func.func @forall_in_launch() {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    // expected-error@+1 {{'scf.forall' op is inside the 'gpu.launch' op; attn-map-to-gpu maps linalg ops and scf.forall loops only outside linalg bodies and kernels}}
+    scf.forall (%i) in (2) {
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// An op without a location (the canonicalizer gives the constants it
+// hoists none; a memref.get_global bufferized from one inherits it) is
+// reported at the nearest enclosing op that has one.
+memref.global "private" constant @c : memref<4xf32> = dense<1.0>
+// expected-error@+1 {{'memref.get_global' op would access device memory from the host}}
+func.func @unknown_location(%out: memref<4xf32>) {
+  %g = memref.get_global @c : memref<4xf32> loc(unknown)
+  %c0 = arith.constant 0 : index
+  %x = memref.load %g[%c0] : memref<4xf32> loc(unknown)
+  return
+}
