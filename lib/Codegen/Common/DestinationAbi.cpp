@@ -2,6 +2,8 @@
 
 #include "attn/Codegen/Passes.h"
 
+#include "attn/Codegen/Diagnostics.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -83,7 +85,11 @@ struct CheckLoweredPass
     : public mlir::attn::impl::AttnCheckLoweredBase<CheckLoweredPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    WalkResult result = module.walk([&](Operation *op) {
+    // The first op left over names the problem, unless it is only a
+    // symptom: a terminator of a leftover region op, or a cast a conversion
+    // left where it met an op it could not convert.
+    Operation *first = nullptr, *culprit = nullptr;
+    module.walk([&](Operation *op) {
       Dialect *dialect = op->getDialect();
       // OpenMP ops, and the serialised kernels with their launches, are
       // translated to LLVM IR together with the LLVM dialect.
@@ -91,13 +97,25 @@ struct CheckLoweredPass
           isa_and_nonnull<LLVM::LLVMDialect, omp::OpenMPDialect>(dialect) ||
           isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op))
         return WalkResult::advance();
-      op->emitError("the lowering left a '")
-          << op->getName() << "' operation: the output must be the LLVM "
-                              "dialect only";
+      if (!first)
+        first = op;
+      if (isa<UnrealizedConversionCastOp>(op) ||
+          op->hasTrait<OpTrait::IsTerminator>())
+        return WalkResult::advance();
+      culprit = op;
       return WalkResult::interrupt();
     });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    if (!culprit)
+      culprit = first;
+    if (!culprit)
+      return;
+    // Ops a conversion creates may have no location (the constants the
+    // canonicalizer hoists have none): the error is then at the nearest
+    // enclosing op with one.
+    attn::emitErrorInInput(culprit, "the lowering left a '")
+        << culprit->getName()
+        << "' operation: the output must be the LLVM dialect only";
+    signalPassFailure();
   }
 };
 } // namespace
