@@ -478,19 +478,7 @@ static std::vector<size_t> elementCounts(const EntryAbi &abi,
   return counts;
 }
 
-static const char *statusName(int status) {
-  switch (status) {
-  case ATTN_STATUS_BAD_SIZE:
-    return "a size is not positive, sizes the spec ties differ, or an array "
-           "would exceed 2^62 bytes";
-  case ATTN_STATUS_NULL_POINTER:
-    return "an array pointer is NULL";
-  case ATTN_STATUS_OUT_OF_MEMORY:
-    return "the compiled code could not allocate its workspace";
-  default:
-    return "unknown status";
-  }
-}
+static const char *statusName(int status) { return describeStatus(status); }
 
 /// Checks the arguments before any call: a status and its message.
 static int checkCall(const AttnKernel *kernel, void *const *arrays,

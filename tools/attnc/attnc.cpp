@@ -405,7 +405,8 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
     auto runOnce = [&]() -> std::string {
       int status = kernel->call(arrays.data(), nullptr);
       if (status != kStatusOk)
-        return "the entry point returned " + std::to_string(status);
+        return "the entry point returned " + std::to_string(status) + ": " +
+               describeStatus(status);
       return onDevice ? synchronizeDevice() : "";
     };
     if (std::string error = runOnce(); !error.empty())

@@ -99,16 +99,19 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   // the term says qk_first: attn-select-order then chose it for qk-first.
   // Behind a crossover (or under plain `auto`) it is the kv-first chunk, and
   // qk-first keeps the pass's tile.
+  // (Never wider than kMaxChunk: attn-select-order clamps with a remark,
+  // IR that did not go through it is clamped here.)
+  std::optional<int64_t> chunk = op.getChunk();
+  if (chunk)
+    chunk = std::min(*chunk, kMaxChunk);
   int64_t qkTile = defaultTile;
-  if (std::optional<int64_t> chunk = op.getChunk();
-      chunk && op.getOrder() == Order::QkFirst)
+  if (chunk && op.getOrder() == Order::QkFirst)
     qkTile = *chunk;
   plan.qkFirst =
       QkFirstTiles{/*queryTile=*/qkTile, /*keyTile=*/qkTile, staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
-  plan.chunked =
-      planChunks(mask, op.getMaskBlock(), op.getChunk(), defaultTile);
+  plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
   return plan;
 }

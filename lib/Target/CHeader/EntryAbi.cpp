@@ -64,6 +64,22 @@ std::string attn::checkStaticProducts(const EntryAbi &abi) {
   return "";
 }
 
+const char *attn::describeStatus(int status) {
+  switch (status) {
+  case kStatusOk:
+    return "ok";
+  case kStatusBadSize:
+    return "a size is not positive, sizes the spec ties differ, or an array "
+           "would exceed 2^62 bytes";
+  case kStatusNullPointer:
+    return "an array pointer is NULL";
+  case kStatusOutOfMemory:
+    return "the compiled code could not allocate its workspace";
+  default:
+    return "unknown status";
+  }
+}
+
 EntryStatus attn::checkSizes(const EntryAbi &abi, const int64_t *dynamicSizes) {
   for (size_t i = 0; i < abi.dynamicSizes.size(); ++i)
     if (dynamicSizes[i] < 1)

@@ -45,6 +45,14 @@
 // RUN:   | FileCheck %s --check-prefix=FKV
 // RUN: attn-opt %t/kernels.mlir "--attn-select-order=force=kv_first chunk=128" \
 // RUN:   | FileCheck %s --check-prefix=FKV128
+// A chunk beyond kMaxChunk (1024), from the term or the pass option, is
+// clamped with a remark: compile time and tile memory do not grow with it.
+// RUN: attn-opt %t/clamp.mlir --attn-select-order --verify-diagnostics \
+// RUN:   | FileCheck %s --check-prefix=CLAMP
+// RUN: attn-opt %t/kernels.mlir "--attn-select-order=force=kv_first chunk=9223372036854775807" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CLAMP-OPTION
+// CLAMP-OPTION: remark: attn-select-order: chunk 9223372036854775807 is beyond the largest chunk, 1024; using 1024
+// CLAMP-OPTION: attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 1024
 
 //--- select.mlir
 
@@ -441,4 +449,15 @@ func.func @force_keeps_fixed(%q: tensor<1x8x8192x64xf32>, %k: tensor<1x8x8192x64
   %0 = attn.term kernel elu1 (%q, %k, %v) order qk_first
          : tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32> -> tensor<1x8x8192x64xf32>
   return %0 : tensor<1x8x8192x64xf32>
+}
+
+//--- clamp.mlir
+
+// CLAMP-LABEL: func.func @huge_chunk(
+// CLAMP:       attn.term softmax (%{{.*}}) mask causal order qk_first chunk 1024
+func.func @huge_chunk(%q: tensor<1x8x37x64xf32>, %k: tensor<1x8x37x64xf32>, %v: tensor<1x8x37x64xf32>) -> tensor<1x8x37x64xf32> {
+  // expected-remark @below {{attn-select-order: chunk 9223372036854775807 is beyond the largest chunk, 1024; using 1024}}
+  %0 = attn.term softmax (%q, %k, %v) mask causal chunk 9223372036854775807
+         : tensor<1x8x37x64xf32>, tensor<1x8x37x64xf32>, tensor<1x8x37x64xf32> -> tensor<1x8x37x64xf32>
+  return %0 : tensor<1x8x37x64xf32>
 }

@@ -71,6 +71,10 @@ enum EntryStatus {
   kStatusOutOfMemory = 4,
 };
 
+/// What an entry point status means, in words ("unknown status" for
+/// anything else).
+const char *describeStatus(int status);
+
 /// Checks, at compile time, what can be: an all-static array or
 /// intermediate too large for kMaxBytes. Returns an error message or "".
 std::string checkStaticProducts(const EntryAbi &abi);

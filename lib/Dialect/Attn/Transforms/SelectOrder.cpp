@@ -84,10 +84,23 @@ struct SelectOrderPass
     }
     term.setOrder(order);
 
+    if (std::optional<int64_t> given = term.getChunk();
+        given && *given > kMaxChunk) {
+      term.emitRemark("attn-select-order: chunk ")
+          << *given << " is beyond the largest chunk, " << kMaxChunk
+          << "; using " << kMaxChunk;
+      term.setChunkAttr(builder.getI64IntegerAttr(kMaxChunk));
+    }
     if (!term.getChunk()) {
       std::optional<int64_t> selected;
-      if (chunk > 0)
+      if (chunk > kMaxChunk) {
+        term.emitRemark("attn-select-order: chunk ")
+            << static_cast<int64_t>(chunk) << " is beyond the largest chunk, "
+            << kMaxChunk << "; using " << kMaxChunk;
+        selected = kMaxChunk;
+      } else if (chunk > 0) {
         selected = static_cast<int64_t>(chunk);
+      }
       else if (order == Order::QkFirst)
         selected = cost::chooseChunk(shape, costTarget, cost::Order::QkFirst);
       else

@@ -17,4 +17,15 @@
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 
+namespace mlir {
+namespace attn {
+/// The largest sequence tile (`chunk`) a strategy uses: attn-select-order
+/// clamps a larger user-given chunk to it with a remark (the tiles are
+/// chunk x chunk scores and chunk-row operands: beyond this they leave every
+/// cache and only cost memory), and convert-attn-to-linalg never tiles
+/// wider.
+constexpr int64_t kMaxChunk = 1024;
+} // namespace attn
+} // namespace mlir
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H
