@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 using namespace attn;
@@ -582,10 +583,19 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
 
 LayerView cost::layerView(int64_t heads, int64_t headDim,
                           int64_t featureRatio) {
-  int64_t hidden = heads * headDim;
+  int64_t hidden = saturatingMul(heads, headDim);
   LayerView view;
-  view.attentionExceedsFfnN = 2 * hidden;
-  view.quadraticDominatesN = 6 * hidden;
-  view.linearBeatsSoftmaxN = featureRatio * featureRatio * headDim;
+  view.attentionExceedsFfnN = saturatingMul(2, hidden);
+  view.quadraticDominatesN = saturatingMul(6, hidden);
+  view.linearBeatsSoftmaxN =
+      saturatingMul(saturatingMul(featureRatio, featureRatio), headDim);
   return view;
+}
+
+int64_t cost::saturatingMul(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0)
+    return 0;
+  if (a > std::numeric_limits<int64_t>::max() / b)
+    return std::numeric_limits<int64_t>::max();
+  return a * b;
 }

@@ -141,7 +141,7 @@ bool Compiler::report(const SizeBindings &overrides,
   if (layerHeads > 0) {
     cost::LayerView view = cost::layerView(layerHeads, layerHeadDim);
     os << "\nlayer view (h = " << layerHeads << ", d = " << layerHeadDim
-       << ", hidden " << layerHeads * layerHeadDim
+       << ", hidden " << cost::saturatingMul(layerHeads, layerHeadDim)
        << ", FFN 4x hidden; seed analysis '000'):\n"
        << "  attention FLOPs pass the FFN's at n > "
        << view.attentionExceedsFfnN << " (2hd)\n"

@@ -172,7 +172,12 @@ struct LayerView {
   int64_t quadraticDominatesN;   ///< n > 6hd: 2n·hd > 12(hd)²
   int64_t linearBeatsSoftmaxN;   ///< n > r²·d for r·d features
 };
+/// Saturates at INT64_MAX (sizes beyond any machine stay ordered and never
+/// wrap: signed overflow is undefined behaviour).
 LayerView layerView(int64_t heads, int64_t headDim, int64_t featureRatio = 4);
+
+/// a * b for a, b >= 0, or INT64_MAX when it does not fit.
+int64_t saturatingMul(int64_t a, int64_t b);
 
 } // namespace cost
 } // namespace attn

@@ -812,6 +812,17 @@ TEST(AnalyzeTerm, NoProductForm) {
 // The seed analysis's layer view
 //===----------------------------------------------------------------------===//
 
+TEST(LayerView, SaturatesInsteadOfOverflowing) {
+  const int64_t most = std::numeric_limits<int64_t>::max();
+  LayerView view = layerView(most, most);
+  EXPECT_EQ(view.attentionExceedsFfnN, most);
+  EXPECT_EQ(view.quadraticDominatesN, most);
+  EXPECT_EQ(view.linearBeatsSoftmaxN, most);
+  EXPECT_EQ(saturatingMul(most / 2, 2), most - 1);
+  EXPECT_EQ(saturatingMul(most / 2 + 1, 2), most);
+  EXPECT_EQ(saturatingMul(0, most), 0);
+}
+
 TEST(LayerView, BertBase) {
   // h = 12, d = 64: hidden 768; 2·768 = 1536, 6·768 = 4608, 4²·64 = 1024.
   LayerView view = layerView(12, 64);
