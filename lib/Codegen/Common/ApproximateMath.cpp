@@ -26,8 +26,16 @@ Value splatConstant(OpBuilder &builder, Location loc, Type type,
 }
 
 /// i32 in the shape of \p type (a scalar or a vector), if \p type is f32.
+/// True for f32 and vectors of f32: what the expansions rewrite. Math on
+/// tensors (or memrefs) is left alone; this pass runs after the lowering
+/// to scalars and vectors, and a tensor needs tensor constants.
+bool isF32ScalarOrVector(Type type) {
+  return type.isF32() ||
+         (isa<VectorType>(type) && getElementTypeOrSelf(type).isF32());
+}
+
 Type sameShapeI32(Type type, Builder &builder) {
-  if (!getElementTypeOrSelf(type).isF32())
+  if (!isF32ScalarOrVector(type))
     return Type();
   if (auto vector = dyn_cast<VectorType>(type))
     return vector.clone(builder.getI32Type());
@@ -39,6 +47,8 @@ struct ExpandFma : public OpRewritePattern<math::FmaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::FmaOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!isa<FloatType, VectorType>(op.getType()))
+      return failure();
     auto contract = arith::FastMathFlagsAttr::get(
         getContext(), arith::FastMathFlags::contract);
     Value product = arith::MulFOp::create(rewriter, op.getLoc(), op.getA(),
@@ -107,7 +117,7 @@ struct ExpandAbsF : public OpRewritePattern<math::AbsFOp> {
 /// flushed are below 1.2e-38, nothing next to the row's largest weight 1.
 void flushSubnormalExp(OpBuilder &builder, math::ExpOp op) {
   Type type = op.getType();
-  if (!getElementTypeOrSelf(type).isF32())
+  if (!isF32ScalarOrVector(type))
     return;
   Location loc = op.getLoc();
   builder.setInsertionPointAfter(op);
@@ -140,7 +150,26 @@ struct ApproximateMathPass
                  name == "math.cos" || name == "math.expm1" ||
                  name == "math.tanh";
         });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // Only math on scalars and vectors: the upstream approximations, like
+    // the expansions above, build scalar or vector constants and would
+    // leave invalid IR for math on tensors or memrefs. Where there is such
+    // math, the patterns are applied to the other math ops only.
+    SmallVector<Operation *> ops;
+    bool shapedMath = false;
+    getOperation()->walk([&](Operation *op) {
+      if (!isa_and_nonnull<math::MathDialect>(op->getDialect()))
+        return;
+      if (llvm::all_of(op->getResultTypes(), [](Type type) {
+            return !isa<ShapedType>(type) || isa<VectorType>(type);
+          }))
+        ops.push_back(op);
+      else
+        shapedMath = true;
+    });
+    LogicalResult applied =
+        shapedMath ? applyOpPatternsGreedily(ops, std::move(patterns))
+                   : applyPatternsGreedily(getOperation(), std::move(patterns));
+    if (failed(applied))
       signalPassFailure();
   }
 };
