@@ -308,8 +308,27 @@ Value viewRoot(Value value) {
   return value;
 }
 
-int64_t staticBytes(MemRefType type) {
-  return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+/// Bytes per element of a tile: integers and floats only (an index or
+/// vector element has no size here, and getElementTypeBitWidth() of one
+/// is undefined).
+std::optional<int64_t> elementBytes(MemRefType type) {
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+}
+
+/// The bytes of a static \p type, or std::nullopt where the element has no
+/// size or the product overflows int64.
+std::optional<int64_t> staticBytes(MemRefType type) {
+  std::optional<int64_t> bytes = elementBytes(type);
+  if (!bytes || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t total = *bytes;
+  for (int64_t size : type.getShape())
+    if (llvm::MulOverflow(total, size, total))
+      return std::nullopt;
+  return total;
 }
 
 /// Stages the tiles of device buffers that the body of \p forall only reads
@@ -352,10 +371,11 @@ void stageReadOnlyTiles(RewriterBase &rewriter, scf::ForallOp forall,
   });
   for (memref::SubViewOp subview : llvm::concat<memref::SubViewOp>(
            invariant, inLoops)) {
-    MemRefType type = subview.getType();
-    if (staticBytes(type) > budget)
+    std::optional<int64_t> bytes = staticBytes(subview.getType());
+    if (!bytes || *bytes > budget)
       continue;
-    budget -= staticBytes(type);
+    budget -= *bytes;
+    MemRefType type = subview.getType();
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : subview.getResult().getUses())
       uses.push_back(&use);
@@ -381,6 +401,12 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     if (threads <= 0 || threads > 1024) {
       func.emitError("attn-map-to-gpu: threads must be in [1, 1024], got ")
           << static_cast<int64_t>(threads);
+      return signalPassFailure();
+    }
+    if (sharedMemoryLimit < 0) {
+      func.emitError("attn-map-to-gpu: shared-memory-limit must not be "
+                     "negative, got ")
+          << static_cast<int64_t>(sharedMemoryLimit);
       return signalPassFailure();
     }
 
@@ -460,8 +486,9 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
         if (!isa<memref::AllocOp, memref::AllocaOp>(op))
           return;
         auto type = cast<MemRefType>(op->getResult(0).getType());
-        if (type.hasStaticShape())
-          allocatedBytes += staticBytes(type);
+        if (std::optional<int64_t> bytes = staticBytes(type))
+          if (llvm::AddOverflow(allocatedBytes, *bytes, allocatedBytes))
+            allocatedBytes = std::numeric_limits<int64_t>::max();
       });
       stageReadOnlyTiles(rewriter, forall, sharedMemoryLimit - allocatedBytes);
     }
@@ -474,6 +501,18 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       if (!isa<memref::AllocOp, memref::AllocaOp>(op))
         return WalkResult::advance();
       auto type = cast<MemRefType>(op->getResult(0).getType());
+      if (!elementBytes(type)) {
+        attn::emitOpErrorInInput(op, "allocates a tile of ")
+            << type.getElementType()
+            << " elements; attn-map-to-gpu needs tiles of integers or "
+               "floats";
+        return WalkResult::interrupt();
+      }
+      if (type.hasStaticShape() && !staticBytes(type)) {
+        attn::emitOpErrorInInput(op, "allocates a tile of more bytes than "
+                                     "fit in a 64-bit size");
+        return WalkResult::interrupt();
+      }
       if (!type.getLayout().isIdentity()) {
         attn::emitOpErrorInInput(
             op, "allocates a tile with a layout; attn-map-to-gpu "
@@ -493,8 +532,9 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     });
     if (walk.wasInterrupted())
       return failure();
+    // Every static tile has a size now.
     auto tileBytes = [](Operation *tile) {
-      return staticBytes(cast<MemRefType>(tile->getResult(0).getType()));
+      return *staticBytes(cast<MemRefType>(tile->getResult(0).getType()));
     };
     SmallVector<Operation *> sharedTiles, scratchTiles;
     SmallVector<Operation *> bySize;
@@ -509,7 +549,7 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     });
     int64_t sharedBytes = 0;
     for (Operation *tile : bySize) {
-      if (sharedBytes + tileBytes(tile) <= sharedMemoryLimit) {
+      if (tileBytes(tile) <= sharedMemoryLimit - sharedBytes) {
         sharedBytes += tileBytes(tile);
         sharedTiles.push_back(tile);
       } else {
@@ -534,8 +574,7 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     for (Operation *tile : scratchTiles) {
       auto type = cast<MemRefType>(tile->getResult(0).getType());
       scratchOffsets.push_back(sliceBytes);
-      Value bytes = constantIndex(rewriter, loc,
-                                  type.getElementTypeBitWidth() / 8);
+      Value bytes = constantIndex(rewriter, loc, *elementBytes(type));
       unsigned dynamicIndex = 0;
       for (int64_t size : type.getShape()) {
         Value extent = ShapedType::isDynamic(size)

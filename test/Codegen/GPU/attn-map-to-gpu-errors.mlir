@@ -1,11 +1,13 @@
 // RUN: attn-opt %s -split-input-file -verify-diagnostics --attn-map-to-gpu
 // RUN: not attn-opt %s -split-input-file --attn-map-to-gpu=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS0
 // RUN: not attn-opt %s -split-input-file --attn-map-to-gpu=threads=1025 2>&1 | FileCheck %s --check-prefix=THREADS1025
+// RUN: not attn-opt %s -split-input-file --attn-map-to-gpu=shared-memory-limit=-1 2>&1 | FileCheck %s --check-prefix=SHARED
 
 // Every diagnostic of attn-map-to-gpu.
 
 // THREADS0: error: attn-map-to-gpu: threads must be in [1, 1024], got 0
 // THREADS1025: error: attn-map-to-gpu: threads must be in [1, 1024], got 1025
+// SHARED: error: attn-map-to-gpu: shared-memory-limit must not be negative, got -1
 
 // Only bufferized foralls (no shared_outs) are thread blocks.
 func.func @forall_results(%t: tensor<4xf32>) -> tensor<4xf32> {
@@ -201,5 +203,41 @@ func.func @unknown_location(%out: memref<4xf32>) {
   %g = memref.get_global @c : memref<4xf32> loc(unknown)
   %c0 = arith.constant 0 : index
   %x = memref.load %g[%c0] : memref<4xf32> loc(unknown)
+  return
+}
+
+// -----
+
+// Tiles have integer or float elements: the size of an index element is
+// not known here (getElementTypeBitWidth() of it crashed the pass).
+func.func @index_tile(%out: memref<4xindex>) {
+  scf.forall (%i) in (4) {
+    // expected-error@+1 {{'memref.alloc' op allocates a tile of 'index' elements; attn-map-to-gpu needs tiles of integers or floats}}
+    %tile = memref.alloc() : memref<4xindex>
+    %c0 = arith.constant 0 : index
+    %x = memref.load %tile[%c0] : memref<4xindex>
+    memref.store %x, %out[%i] : memref<4xindex>
+  }
+  return
+}
+
+// -----
+
+func.func @vector_tile() {
+  scf.forall (%i) in (4) {
+    // expected-error@+1 {{'memref.alloca' op allocates a tile of 'vector<4xf32>' elements}}
+    %tile = memref.alloca() : memref<4xvector<4xf32>>
+  }
+  return
+}
+
+// -----
+
+// A static tile whose byte size overflows int64.
+func.func @huge_tile() {
+  scf.forall (%i) in (4) {
+    // expected-error@+1 {{'memref.alloc' op allocates a tile of more bytes than fit in a 64-bit size}}
+    %tile = memref.alloc() : memref<4611686018427387904x2xf32>
+  }
   return
 }
