@@ -13,6 +13,9 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 namespace mlir {
 namespace attn {
@@ -124,11 +127,17 @@ struct TileAndVectorizePass
     });
     for (linalg::GenericOp op : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      if (llvm::any_of(ranges, ShapedType::isDynamic))
+      // A 0-d op has nothing to tile (and no last loop to size).
+      if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
         continue;
+      // The op's iteration count, saturated: a linalg op of the input may
+      // count more than int64 holds.
       int64_t elements = 1;
       for (int64_t range : ranges)
-        elements *= range;
+        if (llvm::MulOverflow(elements, range, elements)) {
+          elements = std::numeric_limits<int64_t>::max();
+          break;
+        }
 
       // Tile sizes per kind of op; nothing else is tiled here.
       SmallVector<int64_t> sizes;

@@ -156,3 +156,20 @@ func.func @column_sum(%a: tensor<64x64xf32>, %z: tensor<64xf32>) -> tensor<64xf3
   } -> tensor<64xf32>
   return %0 : tensor<64xf32>
 }
+
+// A 0-d elementwise exp has no loop to tile: it is left alone (its tile
+// sizes were written before the start of an empty vector, and the op came
+// out as ub.poison).
+// AVX2-LABEL: func.func @zero_d_exp(
+// AVX2:         linalg.generic {{.*}} iterator_types = []
+// AVX2:           math.exp
+// AVX2-NOT:     ub.poison
+// AVX2:         return
+func.func @zero_d_exp(%t: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} outs(%t : tensor<f32>) {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
