@@ -758,6 +758,11 @@ std::vector<Seed> loadSeeds(mlir::DialectRegistry &registry) {
         llvm::errs() << "attn-mlir-fuzzer: cannot read '" << file << "'\n";
         std::exit(2);
       }
+      // Ops the seed itself leaves without a location would make every
+      // diagnostic at them look like a finding.
+      for (size_t at = text.find(" loc(unknown)"); at != std::string::npos;
+           at = text.find(" loc(unknown)", at))
+        text.erase(at, std::strlen(" loc(unknown)"));
       std::vector<std::string> chunks = splitChunks(text);
       for (size_t i = 0; i < chunks.size(); ++i) {
         Seed seed;
