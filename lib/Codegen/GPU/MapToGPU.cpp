@@ -188,6 +188,13 @@ FailureOr<bool> distributeOverThreads(RewriterBase &rewriter, Block &block,
   for (Operation *op : ops) {
     Location loc = op->getLoc();
     if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      // Each thread would reduce only its share (and the loop's results
+      // would be used after it is erased).
+      if (loop.getNumResults() != 0)
+        return attn::emitOpErrorInInput(
+            loop, "with reductions cannot be spread over the threads of a "
+                  "block; attn-map-to-gpu distributes only scf.parallel "
+                  "loops without results");
       barrierBefore(loop);
       rewriter.setInsertionPointAfter(loop);
       gpu::BarrierOp::create(rewriter, loc);

@@ -241,3 +241,28 @@ func.func @huge_tile() {
   }
   return
 }
+
+// -----
+
+// An scf.parallel with reductions in a thread block: each thread would
+// reduce only its share, and the loop's result was used after the loop was
+// erased (printing the op that used it crashed).
+func.func @parallel_reduction(%out: memref<4xf32>, %in: memref<4x8xf32>) {
+  scf.forall (%i) in (4) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %zero = arith.constant 0.0 : f32
+    // expected-error@+1 {{'scf.parallel' op with reductions cannot be spread over the threads of a block; attn-map-to-gpu distributes only scf.parallel loops without results}}
+    %sum = scf.parallel (%j) = (%c0) to (%c8) step (%c1) init (%zero) -> f32 {
+      %x = memref.load %in[%i, %j] : memref<4x8xf32>
+      scf.reduce(%x : f32) {
+      ^bb0(%a: f32, %b: f32):
+        %s = arith.addf %a, %b : f32
+        scf.reduce.return %s : f32
+      }
+    }
+    memref.store %sum, %out[%i] : memref<4xf32>
+  }
+  return
+}
