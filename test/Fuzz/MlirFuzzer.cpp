@@ -287,7 +287,9 @@ Result runCase(mlir::DialectRegistry &registry, const Case &c, size_t index,
                Reporter *reporter) {
   Result result;
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  context.printOpOnDiagnostic(false);
+  // Diagnostics print the op they are at, as attn-opt's do: printing an op
+  // a pass left broken (a use of an erased value) crashes where verifying
+  // it may not.
   context.printStackTraceOnDiagnostic(false);
   Collector *current = nullptr;
   mlir::ScopedDiagnosticHandler handler(
