@@ -16,6 +16,8 @@
 
 #include "MlirMutator.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -567,8 +569,18 @@ std::vector<OpLine> scanOpLines(const std::string &text) {
         t[0] == '{' || t.find("func.func") != std::string::npos ||
         t.find("module") != std::string::npos || !balanced(t))
       continue;
-    if (!(t[0] == '%' || t[0] == '"' || std::isalpha((unsigned char)t[0])))
-      continue;
+    // An op starts with its results, a quoted (generic) name, a dotted
+    // name or `return`; anything else is, say, a line of a multi-line
+    // attribute.
+    if (!(t[0] == '%' || t[0] == '"' || startsWith(t, "return"))) {
+      size_t name = 0;
+      while (name < t.size() && (std::isalnum((unsigned char)t[name]) ||
+                                 t[name] == '_' || t[name] == '.'))
+        ++name;
+      if (name == 0 || t.substr(0, name).find('.') == std::string::npos ||
+          !std::isalpha((unsigned char)t[0]))
+        continue;
+    }
     OpLine op;
     op.begin = line.begin;
     op.end = line.end;
@@ -604,6 +616,9 @@ std::string resultType(const std::string &rest) {
       return "";
     type = trim(rest.substr(colon + 3));
   }
+  // `: T1 to T2` (casts, views): the result is T2.
+  if (size_t to = findLastTopLevel(type, " to "); to != std::string::npos)
+    type = trim(type.substr(to + 4));
   if (!type.empty() && type[0] == '(' &&
       matchingClose(type, 0) == type.size() - 1)
     type = trim(type.substr(1, type.size() - 2));
@@ -1582,6 +1597,113 @@ bool insertOp(Ctx &c) {
   return true;
 }
 
+/// Self-contained snippets of the loop, buffer and kernel code the GPU
+/// mapping and the CPU tiling work on (they use only values they define),
+/// put before an op: in a seed whose forall is a thread block, they land
+/// in it. `N` is a fresh number.
+std::vector<std::string> codegenSnippets(Ctx &c, const std::string &n) {
+  std::string elem = c.rng.pick(
+      std::vector<std::string>{"f32", "f16", "i1", "i32", "i64", "index",
+                               "vector<4xf32>", "complex<f32>", "bf16"});
+  std::string scalarZero = elem == "index"  ? "arith.constant 0 : index"
+                           : elem[0] == 'i' ? "arith.constant 0 : " + elem
+                           : elem[0] == 'f' || elem[0] == 'b'
+                               ? "arith.constant 0.0 : " + elem
+                               : "";
+  std::string k = "%fzk" + n, c0 = "%fzc0_" + n, c1 = "%fzc1_" + n,
+              c8 = "%fzc8_" + n, z = "%fzz" + n, m = "%fzm" + n,
+              m2 = "%fzn" + n, r = "%fzr" + n, i = "%fzi" + n, t = "%fzt" + n;
+  std::string consts = c0 + " = arith.constant 0 : index\n" + c1 +
+                       " = arith.constant 1 : index\n" + c8 +
+                       " = arith.constant 8 : index\n" + z +
+                       " = arith.constant 0.0 : f32\n";
+  std::vector<std::string> pool = {
+      // A reduction loop.
+      consts + r + " = scf.parallel (" + i + ") = (" + c0 + ") to (" + c8 +
+          ") step (" + c1 + ") init (" + z + ") -> f32 {\n" + k +
+          " = arith.addf " + z + ", " + z + " : f32\nscf.reduce(" + k +
+          " : f32) {\n^bb0(%fza" + n + ": f32, %fzb" + n + ": f32):\n%fzs" + n +
+          " = arith.addf %fza" + n + ", %fzb" + n +
+          " : f32\nscf.reduce.return %fzs" + n + " : f32\n}\n}",
+      // A tile of another element type, written and read.
+      consts + m + " = memref.alloc() : memref<4x" + elem + ">\n" +
+          (scalarZero.empty()
+               ? ""
+               : k + " = " + scalarZero + "\nmemref.store " + k + ", " + m +
+                     "[" + c1 + "] : memref<4x" + elem + ">\n") +
+          r + " = memref.load " + m + "[" + c0 + "] : memref<4x" + elem + ">",
+      // Dynamic, zero-sized and odd-space tiles.
+      consts + m + " = memref.alloc(" + c8 + ") : memref<?x8xf32>\n" +
+          "linalg.fill ins(" + z + " : f32) outs(" + m + " : memref<?x8xf32>)",
+      consts + m + " = memref.alloca() : memref<0xf32>\nlinalg.fill ins(" + z +
+          " : f32) outs(" + m + " : memref<0xf32>)",
+      consts + m + " = memref.alloc() : memref<4xf32, 1>\nmemref.store " + z +
+          ", " + m + "[" + c0 + "] : memref<4xf32, 1>",
+      // Copies, frees and barriers.
+      consts + m + " = memref.alloc() : memref<8x8xf32>\n" + m2 +
+          " = memref.alloc() : memref<8x8xf32>\nlinalg.fill ins(" + z +
+          " : f32) outs(" + m + " : memref<8x8xf32>)\nmemref.copy " + m + ", " +
+          m2 + " : memref<8x8xf32> to memref<8x8xf32>\n" + "memref.dealloc " +
+          m + " : memref<8x8xf32>",
+      "gpu.barrier",
+      // A nested forall and a branch around linalg work.
+      consts + "scf.forall (" + i + ") in (2) {\n" + m +
+          " = memref.alloc() : memref<8xf32>\nlinalg.fill ins(" + z +
+          " : f32) outs(" + m + " : memref<8xf32>)\n}",
+      consts + "%fztrue" + n + " = arith.constant true\nscf.if %fztrue" + n +
+          " {\n" + m + " = memref.alloc() : memref<8xf32>\nlinalg.fill ins(" +
+          z + " : f32) outs(" + m + " : memref<8xf32>)\n}",
+      // A reduction on buffers, and a tensor tile.
+      consts + m + " = memref.alloc() : memref<8x8xf32>\n" + m2 +
+          " = memref.alloc() : memref<8xf32>\nlinalg.generic {indexing_maps "
+          "= [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> "
+          "(d0)>], iterator_types = [\"parallel\", \"reduction\"]} ins(" +
+          m + " : memref<8x8xf32>) outs(" + m2 +
+          " : memref<8xf32>) {\n^bb0(%fza" + n + ": f32, %fzb" + n +
+          ": f32):\n%fzs" + n + " = arith.addf %fza" + n + ", %fzb" + n +
+          " : f32\nlinalg.yield %fzs" + n + " : f32\n}",
+      consts + t + " = tensor.empty() : tensor<8x8xf32>\n" + r +
+          " = linalg.fill ins(" + z + " : f32) outs(" + t +
+          " : tensor<8x8xf32>) -> tensor<8x8xf32>",
+      // A while loop.
+      consts + r + " = scf.while (%fzw" + n + " = " + c0 +
+          ") : (index) -> index {\n%fzcond" + n + " = arith.cmpi slt, %fzw" +
+          n + ", " + c8 + " : index\nscf.condition(%fzcond" + n + ") %fzw" + n +
+          " : index\n} do {\n^bb0(%fzx" + n + ": index):\n%fzy" + n +
+          " = arith.addi %fzx" + n + ", " + c1 + " : index\nscf.yield %fzy" +
+          n + " : index\n}",
+  };
+  return pool;
+}
+
+bool insertSnippet(Ctx &c) {
+  std::vector<OpLine> ops = scanOpLines(c.text);
+  if (ops.empty())
+    return false;
+  // Prefer the inside of a forall (a thread block of the GPU mapping).
+  std::vector<OpLine> inForall;
+  for (const OpLine &op : ops) {
+    size_t forall = c.text.rfind("scf.forall", op.begin);
+    size_t open =
+        forall == std::string::npos ? forall : c.text.find('{', forall);
+    if (open == std::string::npos || open > op.begin)
+      continue;
+    size_t close = matchingClose(c.text, open);
+    if (close != std::string::npos && close > op.end)
+      inForall.push_back(op);
+  }
+  const OpLine &at = !inForall.empty() && c.rng.chance(3, 4)
+                         ? c.rng.pick(inForall)
+                         : c.rng.pick(ops);
+  std::string n = std::to_string(c.fresh++);
+  std::string snippet = c.rng.pick(codegenSnippets(c, n));
+  std::string indented;
+  for (llvm::StringRef line : llvm::split(snippet, '\n'))
+    indented += at.indent + line.str() + "\n";
+  c.text.insert(at.begin, indented);
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Regions: ops moved or copied where passes may not expect them
 //===----------------------------------------------------------------------===//
@@ -2176,6 +2298,7 @@ const std::vector<Kind> &kinds() {
       {"op-swap", opSwap, 2},
       {"op-name", opName, 2},
       {"insert-op", insertOp, 5},
+      {"insert-codegen-snippet", insertSnippet, 6},
       {"wrap-in-region", wrapOp, 8},
       {"clone-into-region", cloneIntoRegion, 10},
       {"move-function", moveFunction, 5},
