@@ -454,14 +454,16 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
       return signalPassFailure();
   }
 
-  /// Fails on the linalg ops and foralls this pass cannot place: one in the
-  /// body of a linalg op (an attn.term written inside a linalg.generic is
-  /// lowered there) would be lowered to loops, and freed, with its parent's
-  /// body, and one inside a gpu.launch of the input would become a launch
-  /// nested in a kernel.
+  /// Fails on the linalg ops, copies and foralls this pass cannot place:
+  /// one in the body of a linalg op (an attn.term written inside a
+  /// linalg.generic is lowered there; a call there bufferizes to copies)
+  /// would be lowered to loops, and freed, with its parent's body, and one
+  /// inside a gpu.launch of the input would become a launch nested in a
+  /// kernel.
   LogicalResult checkStructure(func::FuncOp func) {
     WalkResult result = func.walk([&](Operation *op) {
-      if (!isa<linalg::LinalgOp, scf::ForallOp>(op))
+      // (memref.copy becomes a linalg.copy below.)
+      if (!isa<linalg::LinalgOp, scf::ForallOp, memref::CopyOp>(op))
         return WalkResult::advance();
       for (Operation *parent = op->getParentOp(); parent != func;
            parent = parent->getParentOp()) {

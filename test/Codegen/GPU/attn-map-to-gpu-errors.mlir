@@ -266,3 +266,18 @@ func.func @parallel_reduction(%out: memref<4xf32>, %in: memref<4x8xf32>) {
   }
   return
 }
+
+// -----
+
+// A memref.copy in a linalg body (a call there bufferizes to one) would
+// become a nested linalg.copy: the same (it was freed with its parent and
+// then mapped).
+func.func @copy_in_linalg(%out: memref<4xf32>, %a: memref<8xf32>, %b: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%out : memref<4xf32>) {
+  ^bb0(%x: f32):
+    // expected-error@+1 {{'memref.copy' op is inside the body of the 'linalg.generic' op}}
+    memref.copy %a, %b : memref<8xf32> to memref<8xf32>
+    linalg.yield %x : f32
+  }
+  return
+}
