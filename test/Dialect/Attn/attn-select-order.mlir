@@ -53,6 +53,13 @@
 // RUN:   | FileCheck %s --check-prefix=CLAMP-OPTION
 // CLAMP-OPTION: remark: attn-select-order: chunk 9223372036854775807 is beyond the largest chunk, 1024; using 1024
 // CLAMP-OPTION: attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 1024
+// Under a causal mask N = M (C6): a static M gives N, so the term gets the
+// order of its static form and no run-time crossover (the crossover search
+// ran for half a minute on M = 7: found by attn-mlir-fuzzer).
+// RUN: attn-opt %t/causal.mlir --attn-select-order --verify-diagnostics \
+// RUN:   | FileCheck %s --check-prefix=CAUSAL
+// RUN: attn-opt %t/causal.mlir --attn-select-order=target=nvptx \
+// RUN:   --verify-diagnostics | FileCheck %s --check-prefix=CAUSAL
 
 //--- select.mlir
 
@@ -460,4 +467,24 @@ func.func @huge_chunk(%q: tensor<1x8x37x64xf32>, %k: tensor<1x8x37x64xf32>, %v: 
   %0 = attn.term softmax (%q, %k, %v) mask causal chunk 9223372036854775807
          : tensor<1x8x37x64xf32>, tensor<1x8x37x64xf32>, tensor<1x8x37x64xf32> -> tensor<1x8x37x64xf32>
   return %0 : tensor<1x8x37x64xf32>
+}
+
+//--- causal.mlir
+
+// CAUSAL-LABEL: func.func @causal_static_keys(
+// CAUSAL:       attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 :
+// CAUSAL-NOT:   crossover
+func.func @causal_static_keys(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x7x64xf32>) -> tensor<1x8x?x64xf32> {
+  %0 = attn.term kernel relu (%q, %k, %k) mask causal
+         : tensor<1x8x?x64xf32>, tensor<1x8x7x64xf32>, tensor<1x8x7x64xf32> -> tensor<1x8x?x64xf32>
+  return %0 : tensor<1x8x?x64xf32>
+}
+
+// CAUSAL-LABEL: func.func @block_causal_static_keys(
+// CAUSAL:       attn.term kernel elu1 (%{{.*}}) mask block_causal(64) order qk_first chunk 64 :
+// CAUSAL-NOT:   crossover
+func.func @block_causal_static_keys(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x4096x64xf32>) -> tensor<1x8x?x64xf32> {
+  %0 = attn.term kernel elu1 (%q, %k, %k) mask block_causal(64)
+         : tensor<1x8x?x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32> -> tensor<1x8x?x64xf32>
+  return %0 : tensor<1x8x?x64xf32>
 }

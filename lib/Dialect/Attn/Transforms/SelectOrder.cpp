@@ -56,8 +56,12 @@ struct SelectOrderPass
     Builder builder(term.getContext());
     llvm::SmallVector<std::string> assumptions;
     cost::TermShape shape = getTermShape(term, kAssumedLength, assumptions);
+    // N is only known at run time unless it is static, or a causal mask
+    // ties it to a static M (C6).
     bool dynamicLength =
-        ShapedType::isDynamic(term.getQuery().getType().getDimSize(2));
+        ShapedType::isDynamic(term.getQuery().getType().getDimSize(2)) &&
+        !(term.getMask() && term.getMask()->isCausal() &&
+          !ShapedType::isDynamic(term.getKey().getType().getDimSize(2)));
 
     Order order = term.getOrder();
     if (order == Order::Auto && forced) {

@@ -73,12 +73,15 @@ mlir::attn::getTermShape(TermOp term, int64_t assumedLength,
   shape.maskBlock = term.getMaskBlock();
   shape.batch = sizeOr(query.getDimSize(0), 1, "B");
   shape.heads = sizeOr(query.getDimSize(1), 1, "H");
-  shape.queries = sizeOr(query.getDimSize(2), assumedLength, "N");
-  // Self-attention shapes tie M to N; take the static one when known.
-  int64_t keys = key.getDimSize(2);
-  if (ShapedType::isDynamic(keys) && term.getMask() &&
-      term.getMask()->isCausal())
-    keys = query.getDimSize(2);
+  // Causal masks tie N and M (C6): where one is static, so is the other.
+  int64_t queries = query.getDimSize(2), keys = key.getDimSize(2);
+  if (term.getMask() && term.getMask()->isCausal()) {
+    if (ShapedType::isDynamic(keys))
+      keys = queries;
+    else if (ShapedType::isDynamic(queries))
+      queries = keys;
+  }
+  shape.queries = sizeOr(queries, assumedLength, "N");
   shape.keys = sizeOr(keys, assumedLength, "M");
   shape.featureDim = sizeOr(query.getDimSize(3), 64, "D");
   shape.valueDim = sizeOr(value.getDimSize(3), 64, "E");
