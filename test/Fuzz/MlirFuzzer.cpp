@@ -93,9 +93,10 @@ cl::opt<std::string> artifacts("artifacts",
                                cl::init("attn-mlir-fuzzer-artifacts"),
                                cl::cat(category));
 cl::list<std::string> corpus("corpus",
-                             cl::desc("Run these files or folders (each "
-                                      "`// -----` chunk a case) unmutated "
-                                      "instead of fuzzing"),
+                             cl::desc("Run this file or folder (each "
+                                      "`// -----` chunk a case), and the "
+                                      "positional ones, unmutated instead "
+                                      "of fuzzing"),
                              cl::cat(category));
 cl::opt<unsigned> timeout("timeout",
                           cl::desc("Seconds after which a mutant is a hang"),
@@ -838,7 +839,10 @@ int main(int argc, char **argv) {
   std::vector<Case> cases;
   double start = now();
   if (!corpus.empty()) {
-    for (const std::string &path : corpus)
+    // `--corpus a b` names a; b is positional.
+    std::vector<std::string> paths(corpus.begin(), corpus.end());
+    paths.insert(paths.end(), seedPaths.begin(), seedPaths.end());
+    for (const std::string &path : paths)
       for (const std::string &file : mlirFiles(path)) {
         std::string text;
         if (!readFile(file, text)) {
