@@ -23,12 +23,14 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// attn-select-order, attn-destination-abi and convert-attn-to-linalg, with
-/// the clean-ups after it; returns the function pass manager so that a
-/// target can add its tensor-level passes.
+/// attn-check-forwarded-attributes, attn-select-order, attn-destination-abi
+/// and convert-attn-to-linalg, with the clean-ups after it; returns the
+/// function pass manager so that a target can add its tensor-level passes.
 static OpPassManager &addLinalgLowering(OpPassManager &pm,
                                         const AttnSelectOrderOptions &select,
                                         int64_t tileSize, bool staticTiles) {
+  // First, while every op is where the input put it.
+  pm.addPass(createAttnCheckForwardedAttributes());
   pm.addPass(createAttnSelectOrder(select));
   pm.addPass(createAttnDestinationAbi());
   ConvertAttnToLinalgOptions convert;

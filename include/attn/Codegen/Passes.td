@@ -29,6 +29,23 @@ def AttnDestinationAbi : Pass<"attn-destination-abi", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def AttnCheckForwardedAttributes
+    : Pass<"attn-check-forwarded-attributes", "::mlir::ModuleOp"> {
+  let summary = "Fail on attributes the LLVM lowering would misread";
+  let description = [{
+    The first pass of `attn-lower-to-llvm` and `attn-lower-to-nvvm`. The
+    lowering of `func.func` and `gpu.func` to `llvm.func`, and of
+    `func.call` and `func.call_indirect` to `llvm.call`, hands each op's
+    discardable attributes to the builder of the LLVM op, which reads those
+    named like one of its properties (`CConv`, `linkage`, `fastmathFlags`,
+    `operandSegmentSizes`, ...) as that property; one of another kind (say
+    `{CConv = 1 : i64}`) crashed the process there. This pass reads them
+    the same way first and fails with an error at the op instead. (Such an
+    attribute of the right kind, e.g. `passthrough = ["noinline"]` on a
+    function, is kept and lowered as before.)
+  }];
+}
+
 def AttnApproximateMath : Pass<"attn-approximate-math"> {
   let summary = "Replace exp (and friends) by polynomial approximations";
   let description = [{
