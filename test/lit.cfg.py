@@ -21,6 +21,10 @@ config.substitutions.append(("%attn_libs", config.attn_lib_dir))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The cost model's built-in numbers, whatever `attnc calibrate` has cached
+# for this machine in HOME: tests pin the defaults' choices. calibrate.test
+# unsets it to test the lookup.
+config.environment["ATTN_CALIBRATION"] = "none"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -8,6 +8,7 @@
 #include "attn/Analysis/CostModel.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +50,15 @@ const char *cost::toString(Order order) {
 
 Target cost::cpuTarget() { return Target(); }
 
+double Target::qk(bool exp, bool masked) const {
+  double plain = exp ? qkEfficiency
+                     : (qkKernelEfficiency > 0 ? qkKernelEfficiency
+                                               : qkEfficiency);
+  double maskedEfficiency =
+      exp ? qkMaskedEfficiency : qkKernelMaskedEfficiency;
+  return masked && maskedEfficiency > 0 ? maskedEfficiency : plain;
+}
+
 Target cost::nvptxTarget() {
   Target target;
   target.name = "nvptx";
@@ -77,67 +87,124 @@ static std::string trim(const std::string &text) {
   return text.substr(begin, end - begin + 1);
 }
 
+/// The numeric keys of a target file, in the order printTarget writes them.
+struct TargetField {
+  const char *key;
+  double Target::*real;
+  int64_t Target::*integer;
+  /// Efficiencies: a fraction of the peak, at most 1 (< 0: unset).
+  bool fraction;
+};
+static const TargetField kTargetFields[] = {
+    {"peak_flops", &Target::peakFlops, nullptr, false},
+    {"memory_bandwidth", &Target::memoryBandwidth, nullptr, false},
+    {"cores", nullptr, &Target::cores, false},
+    {"element_bytes", nullptr, &Target::elementBytes, false},
+    {"exp_flops", &Target::expFlops, nullptr, false},
+    {"qk_efficiency", &Target::qkEfficiency, nullptr, true},
+    {"qk_kernel_efficiency", &Target::qkKernelEfficiency, nullptr, true},
+    {"qk_masked_efficiency", &Target::qkMaskedEfficiency, nullptr, true},
+    {"qk_kernel_masked_efficiency", &Target::qkKernelMaskedEfficiency, nullptr,
+     true},
+    {"kv_efficiency", &Target::kvEfficiency, nullptr, true},
+    {"chunked_efficiency", &Target::chunkedEfficiency, nullptr, true},
+    {"feature_efficiency", &Target::featureEfficiency, nullptr, true},
+    {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr, false},
+    {"query_tile", nullptr, &Target::queryTile, false},
+    {"key_tile", nullptr, &Target::keyTile, false},
+    {"launch_overhead", &Target::launchOverhead, nullptr, false},
+};
+
 static bool setField(Target &target, const std::string &key,
                      const std::string &value, std::string &error) {
-  if (key == "base" || key == "name") {
-    if (key == "base") {
-      if (value == "cpu")
-        target = cpuTarget();
-      else if (value == "nvptx")
-        target = nvptxTarget();
-      else
-        return error = "unknown base target '" + value +
-                       "'; expected cpu or nvptx",
-               false;
-    } else {
-      target.name = value;
-    }
+  if (key == "base") {
+    std::string source = target.source;
+    if (value == "cpu")
+      target = cpuTarget();
+    else if (value == "nvptx")
+      target = nvptxTarget();
+    else
+      return error = "unknown base target '" + value +
+                     "'; expected cpu or nvptx",
+             false;
+    target.source = source;
+    return true;
+  }
+  if (key == "name" || key == "machine" || key == "calibrated") {
+    (key == "name" ? target.name
+                   : key == "machine" ? target.machine : target.calibrated) =
+        value;
+    return true;
+  }
+  if (key == "version") {
+    if (value != std::to_string(kTargetFormatVersion))
+      return error = "target file version '" + value +
+                     "' is not the version this attn reads (" +
+                     std::to_string(kTargetFormatVersion) +
+                     "): the file is stale; run `attnc calibrate` again",
+             false;
     return true;
   }
   char *end = nullptr;
   double number = std::strtod(value.c_str(), &end);
-  bool mayBeZero = key == "launch_overhead";
+  bool mayBeZero = key == "launch_overhead" || key == "chunk_half_efficiency";
   if (value.empty() || *end != '\0' || !std::isfinite(number) ||
       number < 0 || (number == 0 && !mayBeZero))
     return error = "'" + key + "' needs a positive number, got '" + value +
                    "'",
            false;
-  struct Field {
-    const char *key;
-    double *real;
-    int64_t *integer;
-  };
-  const Field fields[] = {
-      {"peak_flops", &target.peakFlops, nullptr},
-      {"memory_bandwidth", &target.memoryBandwidth, nullptr},
-      {"cores", nullptr, &target.cores},
-      {"element_bytes", nullptr, &target.elementBytes},
-      {"exp_flops", &target.expFlops, nullptr},
-      {"qk_efficiency", &target.qkEfficiency, nullptr},
-      {"kv_efficiency", &target.kvEfficiency, nullptr},
-      {"chunked_efficiency", &target.chunkedEfficiency, nullptr},
-      {"feature_efficiency", &target.featureEfficiency, nullptr},
-      {"chunk_half_efficiency", &target.chunkHalfEfficiency, nullptr},
-      {"query_tile", nullptr, &target.queryTile},
-      {"key_tile", nullptr, &target.keyTile},
-      {"launch_overhead", &target.launchOverhead, nullptr},
-  };
-  for (const Field &field : fields) {
+  for (const TargetField &field : kTargetFields) {
     if (key != field.key)
       continue;
     if (field.real) {
-      *field.real = number;
+      if (field.fraction && number > 1)
+        return error = "'" + key +
+                       "' is a fraction of the peak and must be at most 1, "
+                       "got '" +
+                       value + "'",
+               false;
+      target.*field.real = number;
     } else {
       if (number != std::floor(number) || number > (1 << 30))
         return error = "'" + key + "' needs an integer up to 2^30, got '" +
                        value + "'",
                false;
-      *field.integer = static_cast<int64_t>(number);
+      target.*field.integer = static_cast<int64_t>(number);
     }
     return true;
   }
   error = "unknown target key '" + key + "'";
   return false;
+}
+
+std::string cost::printTarget(const Target &target,
+                              const std::string &header) {
+  std::ostringstream os;
+  std::istringstream lines(header);
+  for (std::string line; std::getline(lines, line);)
+    os << "# " << line << "\n";
+  os << "version = " << kTargetFormatVersion << "\n";
+  os << "base = " << (target.name == "nvptx" ? "nvptx" : "cpu") << "\n";
+  if (target.name != "cpu" && target.name != "nvptx")
+    os << "name = " << target.name << "\n";
+  if (!target.machine.empty())
+    os << "machine = \"" << target.machine << "\"\n";
+  if (!target.calibrated.empty())
+    os << "calibrated = \"" << target.calibrated << "\"\n";
+  char buffer[64];
+  for (const TargetField &field : kTargetFields) {
+    if (field.real) {
+      double value = target.*field.real;
+      if (value < 0)
+        continue; // unset: the fallback applies
+      std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+    } else {
+      std::snprintf(buffer, sizeof(buffer), "%lld",
+                    static_cast<long long>(target.*field.integer));
+    }
+    os << field.key << " = " << buffer << "\n";
+  }
+  return os.str();
 }
 
 std::string cost::parseTarget(const std::string &text, Target &target) {
@@ -180,11 +247,6 @@ std::string cost::parseTarget(const std::string &text, Target &target) {
       return where + error;
   }
   }
-  for (double efficiency :
-       {target.qkEfficiency, target.kvEfficiency, target.chunkedEfficiency,
-        target.featureEfficiency})
-    if (efficiency > 1)
-      return "efficiencies are fractions of the peak and must be at most 1";
   return "";
 }
 
@@ -197,6 +259,7 @@ std::string cost::loadTarget(const std::string &path, Target &target) {
   std::string error = parseTarget(text.str(), target);
   if (!error.empty())
     return "target file '" + path + "': " + error;
+  target.source = path;
   return "";
 }
 
@@ -301,11 +364,35 @@ static double projectionBytes(const TermShape &shape, const Target &target) {
          target.elementBytes;
 }
 
-/// The roofline: the slower of compute and memory, plus launch costs.
-static double predict(double computeSeconds, double bytes, int launches,
-                      const Target &target) {
-  return std::max(computeSeconds, bytes / target.memoryBandwidth) +
-         launches * target.launchOverhead;
+double cost::computeSeconds(const Work &work, const Target &target) {
+  double qkEfficiency = target.qk(work.qkExp, work.qkMasked);
+  // Small chunks make small, latency-bound state products.
+  double stateEfficiency = target.kvEfficiency;
+  if (work.chunk > 0)
+    stateEfficiency *= work.chunk / (work.chunk + target.chunkHalfEfficiency);
+  double peak = target.peakFlops;
+  return work.qkFlops / (peak * qkEfficiency) +
+         work.stateFlops / (peak * stateEfficiency) +
+         work.intraFlops / (peak * target.chunkedEfficiency) +
+         work.featureFlops / (peak * target.featureEfficiency) +
+         work.projectionFlops / (peak * target.kvEfficiency);
+}
+
+double cost::predictSeconds(const Work &work, const Target &target) {
+  return std::max(computeSeconds(work, target),
+                  work.bytes / target.memoryBandwidth) +
+         work.launches * target.launchOverhead;
+}
+
+/// Fills the strategy's totals and times from its work.
+static void finish(Strategy &strategy, const Target &target) {
+  const Work &work = strategy.work;
+  strategy.flops = work.qkFlops + work.stateFlops + work.intraFlops +
+                   work.featureFlops + work.projectionFlops;
+  strategy.bytes = work.bytes;
+  strategy.computeSeconds = computeSeconds(work, target);
+  strategy.memorySeconds = work.bytes / target.memoryBandwidth;
+  strategy.seconds = predictSeconds(work, target);
 }
 
 Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
@@ -338,13 +425,12 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double features = featureMapFlops(shape, target);
   double projection = projectionFlops(shape);
 
-  strategy.flops =
-      pairFlops + rescaleFlops + divideFlops + features + projection;
-  double compute =
-      (pairFlops + rescaleFlops + divideFlops) /
-          (target.peakFlops * target.qkEfficiency) +
-      features / (target.peakFlops * target.featureEfficiency) +
-      projection / (target.peakFlops * target.kvEfficiency);
+  Work &work = strategy.work;
+  work.qkFlops = pairFlops + rescaleFlops + divideFlops;
+  work.qkExp = shape.score == Score::Softmax;
+  work.qkMasked = mask != MaskKind::None;
+  work.featureFlops = features;
+  work.projectionFlops = projection;
 
   // Q is read once and O written once; K and V are streamed once per query
   // tile (flash tiling never materialises the N×M weights), but only the
@@ -354,15 +440,13 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double keysPerTile = std::min(keys, pairs / n + target.keyTile);
   double perHead = n * shape.featureDim +
                    queryTiles * keysPerTile * (shape.featureDim + e) + n * e;
-  strategy.bytes =
+  work.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
+  work.launches = shape.projectedLength > 0 ? 2 : 1;
+  finish(strategy, target);
   strategy.peakBytes = static_cast<double>(target.queryTile) *
                        target.keyTile * target.elementBytes *
                        std::min<double>(heads, target.cores);
-  strategy.computeSeconds = compute;
-  strategy.memorySeconds = strategy.bytes / target.memoryBandwidth;
-  strategy.seconds = predict(compute, strategy.bytes,
-                             shape.projectedLength > 0 ? 2 : 1, target);
 
   std::ostringstream description;
   description << "qk-first";
@@ -392,7 +476,7 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   double stateFlops = (2 * keys * w * e + keys * w) * heads;
   double outputFlops = (2 * n * w * e + 2 * n * w + n * e) * heads;
   double intraFlops = 0;
-  double stateEfficiency = target.kvEfficiency;
+  Work &work = strategy.work;
   double features = featureMapFlops(shape, target);
   double projection = projectionFlops(shape);
   bool chunked = shape.isCausal() && shape.projectedLength <= 0;
@@ -406,34 +490,29 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
     double pairs = unmaskedPairs(MaskKind::BlockCausal, c, shape.queries,
                                  shape.attendedKeys());
     intraFlops = pairs * (2 * w + 2 * e + 1) * heads;
-    stateEfficiency *= c / (c + target.chunkHalfEfficiency);
+    work.chunk = static_cast<double>(c);
   } else if (shape.mask == MaskKind::Block ||
              shape.mask == MaskKind::PriorBlocks) {
     // One state per block (block) or a running state updated per block
     // (prior_blocks): the totals are those of plain kv-first.
     strategy.chunk = shape.maskBlock;
   }
-  strategy.flops = stateFlops + outputFlops + intraFlops + features +
-                   projection;
-  double compute =
-      (stateFlops + outputFlops) / (target.peakFlops * stateEfficiency) +
-      intraFlops / (target.peakFlops * target.chunkedEfficiency) +
-      features / (target.peakFlops * target.featureEfficiency) +
-      projection / (target.peakFlops * target.kvEfficiency);
+  work.stateFlops = stateFlops + outputFlops;
+  work.intraFlops = intraFlops;
+  work.featureFlops = features;
+  work.projectionFlops = projection;
 
   double perHead = n * shape.featureDim + keys * (shape.featureDim + e) +
                    n * e;
-  strategy.bytes =
+  work.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
+  // A state pass, then a query pass.
+  work.launches = shape.projectedLength > 0 ? 3 : 2;
+  finish(strategy, target);
   double state = w * (e + 1);
   if (chunked)
     state += static_cast<double>(*strategy.chunk) * *strategy.chunk;
   strategy.peakBytes = state * heads * target.elementBytes;
-  // A state pass, then a query pass.
-  strategy.computeSeconds = compute;
-  strategy.memorySeconds = strategy.bytes / target.memoryBandwidth;
-  strategy.seconds = predict(compute, strategy.bytes,
-                             shape.projectedLength > 0 ? 3 : 2, target);
 
   std::ostringstream description;
   if (chunked)
@@ -579,6 +658,110 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
   }
   result.reason = reason.str();
   return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Calibration
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The unknowns, each a cost per unit of one column of a sample's work.
+enum Unknown {
+  QkSoftmax,
+  QkSoftmaxMasked,
+  QkKernel,
+  QkKernelMasked,
+  State,      ///< s/FLOP of the kv-first contractions (and projections)
+  ChunkState, ///< chunk_half_efficiency × State, per FLOP / chunk
+  Intra,
+  Feature,
+  Launch,
+  NumUnknowns
+};
+} // namespace
+
+static void columns(const Work &work, double (&row)[NumUnknowns]) {
+  std::fill(std::begin(row), std::end(row), 0.0);
+  Unknown qk = work.qkExp ? (work.qkMasked ? QkSoftmaxMasked : QkSoftmax)
+                          : (work.qkMasked ? QkKernelMasked : QkKernel);
+  row[qk] = work.qkFlops;
+  row[State] = work.stateFlops + work.projectionFlops;
+  if (work.chunk > 0)
+    row[ChunkState] = work.stateFlops / work.chunk;
+  row[Intra] = work.intraFlops;
+  row[Feature] = work.featureFlops;
+  row[Launch] = work.launches;
+}
+
+void cost::fitTarget(const std::vector<Measurement> &samples,
+                     Target &target) {
+  // Minimise Σ ((A x - t) / t)² over x ≥ 0 by cyclic coordinate descent:
+  // each step is the exact minimum along one unknown, clipped at 0. The
+  // problem is small (a few dozen samples, nine unknowns) and convex.
+  std::vector<std::array<double, NumUnknowns>> rows;
+  for (const Measurement &sample : samples) {
+    double row[NumUnknowns];
+    columns(sample.work, row);
+    std::array<double, NumUnknowns> scaled;
+    for (int j = 0; j < NumUnknowns; ++j)
+      scaled[j] = row[j] / sample.seconds;
+    rows.push_back(scaled);
+  }
+  double peak = target.peakFlops;
+  double x[NumUnknowns] = {};
+  x[QkSoftmax] = 1 / (peak * target.qk(true, false));
+  x[QkSoftmaxMasked] = 1 / (peak * target.qk(true, true));
+  x[QkKernel] = 1 / (peak * target.qk(false, false));
+  x[QkKernelMasked] = 1 / (peak * target.qk(false, true));
+  x[State] = 1 / (peak * target.kvEfficiency);
+  x[ChunkState] = target.chunkHalfEfficiency * x[State];
+  x[Intra] = 1 / (peak * target.chunkedEfficiency);
+  x[Feature] = 1 / (peak * target.featureEfficiency);
+  x[Launch] = target.launchOverhead;
+  bool seen[NumUnknowns] = {};
+  for (const auto &row : rows)
+    for (int j = 0; j < NumUnknowns; ++j)
+      seen[j] |= row[j] > 0;
+  for (int sweep = 0; sweep < 20000; ++sweep) {
+    for (int j = 0; j < NumUnknowns; ++j) {
+      if (!seen[j])
+        continue;
+      double gradient = 0, curvature = 0;
+      for (const auto &row : rows) {
+        double residual = -1;
+        for (int k = 0; k < NumUnknowns; ++k)
+          residual += row[k] * x[k];
+        gradient += residual * row[j];
+        curvature += row[j] * row[j];
+      }
+      if (curvature > 0)
+        x[j] = std::max(0.0, x[j] - gradient / curvature);
+    }
+  }
+  // Back to the model's parameters: an efficiency is a fraction of the peak
+  // (capped at 1: a family the fit finds free costs at most the peak).
+  auto efficiency = [&](Unknown j) {
+    return x[j] > 0 ? std::min(1.0, std::max(1e-4, 1 / (peak * x[j]))) : 1.0;
+  };
+  if (seen[QkSoftmax])
+    target.qkEfficiency = efficiency(QkSoftmax);
+  if (seen[QkSoftmaxMasked])
+    target.qkMaskedEfficiency = efficiency(QkSoftmaxMasked);
+  if (seen[QkKernel])
+    target.qkKernelEfficiency = efficiency(QkKernel);
+  if (seen[QkKernelMasked])
+    target.qkKernelMaskedEfficiency = efficiency(QkKernelMasked);
+  if (seen[State])
+    target.kvEfficiency = efficiency(State);
+  if (seen[ChunkState])
+    target.chunkHalfEfficiency =
+        x[State] > 0 ? std::min(1e6, x[ChunkState] / x[State]) : 0;
+  if (seen[Intra])
+    target.chunkedEfficiency = efficiency(Intra);
+  if (seen[Feature])
+    target.featureEfficiency = efficiency(Feature);
+  if (seen[Launch])
+    target.launchOverhead = x[Launch];
 }
 
 LayerView cost::layerView(int64_t heads, int64_t headDim,

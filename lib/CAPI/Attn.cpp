@@ -8,6 +8,8 @@
 
 #include "attn-c/Attn.h"
 
+#include "attn/Analysis/CostModel.h"
+#include "attn/Compiler/Calibrate.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/Kernel.h"
 #include "attn/Frontend/DeviceArrays.h"
@@ -35,23 +37,12 @@ using namespace attn;
 using namespace attn::compiler;
 using namespace attn::frontend;
 
-/// The user's cache folder for compiled kernels.
-static std::string defaultCacheDir() {
-  if (const char *dir = std::getenv("ATTN_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/attn";
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/attn";
-  return "";
-}
 
 struct AttnOptions {
   CompilerOptions compiler;
   SizeBindings sizes;
   /// The compile cache's directory; "" for none.
   std::string cacheDir;
-  std::string costTarget = "cpu";
   int64_t heads = 0, headDim = 0;
   /// Calls needing more bytes are refused; 0: what the machine has.
   uint64_t maxMemory = 0;
@@ -60,7 +51,7 @@ struct AttnOptions {
 
   /// The defaults of the header: messages name the tool `attn`, and the
   /// cache is the user's.
-  AttnOptions() : cacheDir(defaultCacheDir()) { compiler.toolName = "attn"; }
+  AttnOptions() : cacheDir(userCacheDir()) { compiler.toolName = "attn"; }
 };
 
 struct AttnKernel {
@@ -140,14 +131,19 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
   CompilerOptions &c = options->compiler;
   if (k == "target") {
     if (v == "cpu" || v == "nvptx") {
+      // The cost model's numbers: this machine's calibration, if any.
       c.target = v == "cpu" ? Target::CPU : Target::NVPTX;
-    } else if (!llvm::sys::fs::exists(v)) {
-      return setError(error, "option 'target' must be cpu, nvptx or a target "
-                             "description file, got '" +
-                                 v + "'"),
-             1;
+      c.costTarget.clear();
+      return 0;
     }
-    options->costTarget = v;
+    cost::Target description;
+    if (std::string why = cost::loadTarget(v, description); !why.empty())
+      return setError(error, "option 'target' must be cpu, nvptx or a target "
+                             "description file: " +
+                                 why),
+             1;
+    c.target = description.name == "nvptx" ? Target::NVPTX : Target::CPU;
+    c.costTarget = v;
     return 0;
   }
   if (k == "chip") {
@@ -267,8 +263,19 @@ static std::string libraryIdentity() {
 }
 
 /// Everything the object depends on, as text: a hit must match it whole.
+/// The numbers the cost model decides with, as text: a file's contents, or
+/// a built-in target's name.
+static std::string costTargetKey(const std::string &name) {
+  if (name == "cpu" || name == "nvptx")
+    return name;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(name);
+  return name + "\n" + (buffer ? (*buffer)->getBuffer().str() : "");
+}
+
 static std::string cacheKey(const std::string &specText,
-                            const AttnOptions &options) {
+                            const AttnOptions &options,
+                            const std::string &costTarget) {
   const CompilerOptions &c = options.compiler;
   std::string key = "attn-kernel-cache 1\nattn " + libraryIdentity() +
                     "\nllvm " LLVM_VERSION_STRING "\ncpu " +
@@ -286,7 +293,8 @@ static std::string cacheKey(const std::string &specText,
          " features " + c.cpuFeatures + "\nsizes";
   for (const auto &[name, value] : options.sizes)
     key += " " + name + "=" + std::to_string(value);
-  return key + "\nspec\n" + specText;
+  return key + "\ncost target " + costTargetKey(costTarget) + "\nspec\n" +
+         specText;
 }
 
 static std::string cachePath(const std::string &dir, const std::string &key,
@@ -355,7 +363,7 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
   if (!sizes)
     return fail();
 
-  std::string key = cacheKey(specText, opts);
+  std::string key = cacheKey(specText, opts, compiler.resolveCostTarget());
   if (!opts.cacheDir.empty())
     if (std::optional<std::string> object = readCache(opts.cacheDir, key)) {
       std::optional<EntryAbi> abi = compiler.describeKernel(*sizes);
@@ -690,7 +698,7 @@ char *attnReport(const char *specText, const char *specPath,
   llvm::raw_string_ostream stream(diagnostics);
   Compiler compiler(opts.compiler, stream);
   ReportOptions report;
-  report.costTarget = opts.costTarget;
+  report.costTarget = opts.compiler.costTarget;
   report.heads = opts.heads;
   report.headDim = opts.headDim;
   std::string text, json;

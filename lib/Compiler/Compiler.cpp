@@ -1,6 +1,7 @@
 //===- Compiler.cpp - attn as a library -----------------------------------===//
 
 #include "attn/Compiler/Compiler.h"
+#include "attn/Compiler/Calibrate.h"
 #include "attn/Compiler/Kernel.h"
 
 #include "attn/Codegen/CEntry.h"
@@ -268,7 +269,9 @@ static void applyPassManagerOptions(mlir::PassManager &pm) {
 
 /// attn-lower-to-nvvm's options for \p o.
 static void setGpuPipeline(mlir::attn::LowerToNVVMOptions &lower,
-                           const CompilerOptions &o) {
+                           const CompilerOptions &o,
+                           const std::string &costTarget) {
+  lower.target = costTarget;
   lower.force = toOrder(o.force);
   lower.chip = o.chip;
   lower.features = o.ptxFeatures;
@@ -280,11 +283,11 @@ mlir::LogicalResult Compiler::lowerToLinalg(mlir::ModuleOp module) {
   applyPassManagerOptions(pm);
   mlir::attn::AttnSelectOrderOptions select;
   select.force = toOrder(options.force);
+  select.target = resolveCostTarget();
   mlir::attn::ConvertAttnToLinalgOptions convert;
   if (options.target == Target::NVPTX) {
     // What attn-lower-to-nvvm does before it bufferizes.
     mlir::attn::LowerToNVVMOptions gpu;
-    select.target = gpu.target;
     select.chunk = gpu.chunk;
     convert.tileSize = gpu.tileSize;
     convert.staticTiles = true;
@@ -301,14 +304,16 @@ mlir::LogicalResult Compiler::lowerToLinalg(mlir::ModuleOp module) {
 
 /// The target's pipeline, with attn-emit-c-entry after it when \p entry.
 static void buildTargetPipeline(mlir::PassManager &pm,
-                                const CompilerOptions &options, bool entry,
+                                const CompilerOptions &options,
+                                const std::string &costTarget, bool entry,
                                 bool packed) {
   if (options.target == Target::NVPTX) {
     mlir::attn::LowerToNVVMOptions lower;
-    setGpuPipeline(lower, options);
+    setGpuPipeline(lower, options, costTarget);
     mlir::attn::buildLowerToNVVMPipeline(pm, lower);
   } else {
     mlir::attn::LowerToLLVMOptions lower;
+    lower.target = costTarget;
     lower.force = toOrder(options.force);
     lower.cpu = options.cpu;
     lower.cpuFeatures = options.cpuFeatures;
@@ -333,7 +338,7 @@ Compiler::lowerToGPUBinary(mlir::ModuleOp module,
   mlir::PassManager pm(context.get());
   applyPassManagerOptions(pm);
   mlir::attn::LowerToNVVMOptions lower;
-  setGpuPipeline(lower, options);
+  setGpuPipeline(lower, options, resolveCostTarget());
   lower.format = format;
   mlir::attn::buildLowerToNVVMPipeline(pm, lower);
   auto fail = [&](const std::string &why) {
@@ -363,6 +368,18 @@ void attn::compiler::initializeNativeTarget() {
     return true;
   }();
   (void)initialized;
+}
+
+std::string Compiler::resolveCostTarget() {
+  if (!options.costTarget.empty())
+    return options.costTarget;
+  std::string warning;
+  std::string name = defaultCostTarget(options.target, warning);
+  if (!warning.empty() && !warnedCostTarget) {
+    warnedCostTarget = true;
+    diagnostics << options.toolName << ": warning: " << warning << "\n";
+  }
+  return name;
 }
 
 std::optional<mlir::attn::CpuTarget> Compiler::resolveCpu() {
@@ -524,7 +541,8 @@ Compiler::lowerToLLVMIR(mlir::ModuleOp module, const SizeBindings &sizes,
 
   mlir::PassManager pm(context.get());
   applyPassManagerOptions(pm);
-  buildTargetPipeline(pm, options, /*entry=*/true, /*packed=*/forJit);
+  buildTargetPipeline(pm, options, resolveCostTarget(), /*entry=*/true,
+                      /*packed=*/forJit);
   if (mlir::failed(pm.run(module)))
     return pipelineFailed(pipelineFailure(options)), nullptr;
 

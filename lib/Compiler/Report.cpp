@@ -3,11 +3,13 @@
 #include "attn/Compiler/Compiler.h"
 
 #include "attn/Analysis/CostModel.h"
+#include "attn/Analysis/CostPlot.h"
 #include "attn/Dialect/Attn/Transforms/TermCost.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace attn;
@@ -25,9 +27,46 @@ static std::string formatTime(double seconds) {
 }
 
 
+/// The points of a --measured file; false with \p why set.
+static bool parseMeasured(const std::string &text,
+                          std::vector<attn::cost::MeasuredPoint> &points,
+                          std::string &why) {
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (!value) {
+    why = llvm::toString(value.takeError());
+    return false;
+  }
+  const llvm::json::Object *object = value->getAsObject();
+  const llvm::json::Array *list = object ? object->getArray("points") : nullptr;
+  if (!list) {
+    why = "expected an object with a \"points\" array";
+    return false;
+  }
+  for (auto [index, entry] : llvm::enumerate(*list)) {
+    const llvm::json::Object *point = entry.getAsObject();
+    std::optional<llvm::StringRef> term =
+        point ? point->getString("term") : std::nullopt;
+    std::optional<llvm::StringRef> strategy =
+        point ? point->getString("strategy") : std::nullopt;
+    std::optional<int64_t> length =
+        point ? point->getInteger("n") : std::nullopt;
+    std::optional<double> seconds =
+        point ? point->getNumber("seconds") : std::nullopt;
+    if (!term || !strategy || !length || !seconds || *length <= 0 ||
+        !(*seconds > 0) || !std::isfinite(*seconds)) {
+      why = "point " + std::to_string(index) +
+            " needs \"term\" and \"strategy\" strings, a positive integer "
+            "\"n\" and positive \"seconds\"";
+      return false;
+    }
+    points.push_back({term->str(), strategy->str(), *length, *seconds});
+  }
+  return true;
+}
+
 bool Compiler::report(const SizeBindings &overrides,
                       const ReportOptions &reportOptions, std::string &text,
-                      std::string &jsonText) {
+                      std::string &jsonText, std::string *svg) {
   namespace cost = attn::cost;
   const Spec &spec = *this->spec;
   std::optional<SizeBindings> bound = bindSizes(overrides, true);
@@ -49,21 +88,43 @@ bool Compiler::report(const SizeBindings &overrides,
            false;
 
   cost::Target target;
-  if (std::string why =
-          mlir::attn::resolveTarget(reportOptions.costTarget, target);
+  std::string targetName = reportOptions.costTarget.empty()
+                               ? resolveCostTarget()
+                               : reportOptions.costTarget;
+  if (std::string why = mlir::attn::resolveTarget(targetName, target);
       !why.empty())
     return error(why), false;
+
+  std::vector<cost::MeasuredPoint> measured;
+  if (!reportOptions.measuredJson.empty()) {
+    std::string why;
+    if (!parseMeasured(reportOptions.measuredJson, measured, why))
+      return error("measured times '" + reportOptions.measuredName +
+                   "': " + why),
+             false;
+  }
 
   mlir::OwningOpRef<mlir::ModuleOp> module = generateModule(sizes);
   if (!module)
     return false;
 
+  std::vector<cost::PlotTerm> plotTerms;
   llvm::json::Array jsonTerms;
   text.clear();
   llvm::raw_string_ostream os(text);
   os << "attnc report: " << spec.name << " on target " << target.name << " ("
      << formatNumber(target.peakFlops / 1e9) << " GFLOP/s, "
      << formatNumber(target.memoryBandwidth / 1e9) << " GB/s)\n";
+  if (target.source.empty())
+    os << "numbers: the built-in " << target.name
+       << " defaults (no calibration; `attnc calibrate` measures this "
+          "machine)\n";
+  else if (!target.machine.empty())
+    os << "numbers: calibration " << target.source << " (" << target.machine
+       << (target.calibrated.empty() ? "" : ", " + target.calibrated)
+       << ")\n";
+  else
+    os << "numbers: target file " << target.source << "\n";
   for (const std::string &name : assumed)
     os << "note: size " << name << " is dynamic; assuming " << name << " = "
        << kReportAssumedSize << " (bind it with --set " << name << "=...)\n";
@@ -74,6 +135,7 @@ bool Compiler::report(const SizeBindings &overrides,
     llvm::SmallVector<std::string> unused;
     cost::TermShape shape = mlir::attn::getTermShape(op, 0, unused);
     cost::TermCost decision = cost::analyzeTerm(shape, target);
+    plotTerms.push_back({decl.name, shape});
 
     os << "\nterm " << decl.name << ": " << toString(*decl.score);
     if (decl.featureMap != FeatureMap::None)
@@ -131,6 +193,14 @@ bool Compiler::report(const SizeBindings &overrides,
 
   llvm::json::Object result{{"spec", spec.name},
                             {"target", target.name},
+                            {"numbers",
+                             llvm::json::Object{
+                                 {"source", target.source.empty()
+                                                ? llvm::json::Value("built-in")
+                                                : llvm::json::Value(
+                                                      target.source)},
+                                 {"calibrated", !target.machine.empty()},
+                                 {"machine", target.machine}}},
                             {"terms", std::move(jsonTerms)}};
   if (!assumed.empty()) {
     llvm::json::Object assumedSizes;
@@ -155,12 +225,36 @@ bool Compiler::report(const SizeBindings &overrides,
         {"linear_beats_softmax_n", view.linearBeatsSoftmaxN}};
   }
   jsonText = llvm::formatv("{0:2}", llvm::json::Value(std::move(result)));
+  if (svg) {
+    for (const cost::MeasuredPoint &point : measured) {
+      bool known = false;
+      for (const cost::PlotTerm &term : plotTerms)
+        if (term.name == point.term)
+          for (const std::string &name : cost::plotStrategyNames(term.shape))
+            known |= name == point.strategy;
+      if (!known)
+        return error("measured times '" + reportOptions.measuredName +
+                     "': no term '" + point.term + "' with a strategy '" +
+                     point.strategy + "' in '" + spec.name + "'"),
+               false;
+    }
+    *svg = cost::plotStrategies(plotTerms, target, measured,
+                                spec.name + ": predicted time per strategy (" +
+                                    (target.source.empty()
+                                         ? "built-in " + target.name +
+                                               " numbers"
+                                         : target.source) +
+                                    ")");
+  }
   return true;
 }
 
 double Compiler::countFlops(mlir::ModuleOp module) {
   namespace cost = attn::cost;
-  cost::Target target = cost::cpuTarget();
+  cost::Target target;
+  if (!mlir::attn::resolveTarget(resolveCostTarget(), target).empty())
+    target = options.target == Target::NVPTX ? cost::nvptxTarget()
+                                             : cost::cpuTarget();
   double total = 0;
   module.walk([&](mlir::attn::TermOp op) {
     llvm::SmallVector<std::string> unused;

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/CostModel.h"
+#include "attn/Compiler/Calibrate.h"
 #include "attn/Compiler/Compiler.h"
 #include "attn/Compiler/Kernel.h"
 #include "attn/Frontend/AST.h"
@@ -32,6 +34,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -39,6 +42,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <sstream>
 
 using namespace attn;
@@ -53,6 +57,10 @@ static cl::SubCommand runCommand(
 
 static cl::SubCommand reportCommand(
     "report", "Explain the cost model's choice of order and chunk per term");
+
+static cl::SubCommand calibrateCommand(
+    "calibrate", "Time attn's kernel families on this machine and fit the "
+                 "cost model to them (a target description file)");
 
 static cl::opt<std::string> specPath(cl::Positional, cl::desc("<spec.attn>"),
                                      cl::Required,
@@ -105,11 +113,13 @@ static cl::opt<uint64_t>
 
 static cl::opt<std::string> targetName(
     "target",
-    cl::desc("Where the code runs: cpu or nvptx (attnc report also takes a "
-             "target description file)"),
+    cl::desc("Where the code runs: cpu or nvptx (the cost model uses this "
+             "machine's calibration when there is one), or a target "
+             "description file (its numbers, on its base target)"),
     cl::value_desc("cpu|nvptx|FILE"), cl::init("cpu"),
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(runCommand),
-    cl::sub(reportCommand), cl::cat(attncCategory));
+    cl::sub(reportCommand), cl::sub(calibrateCommand),
+    cl::cat(attncCategory));
 
 static cl::opt<std::string>
     chipName("chip", cl::desc("GPU of --target=nvptx (default sm_90)"),
@@ -127,6 +137,7 @@ static cl::opt<int64_t> layerHeadDim(
 
 static cl::opt<bool> jsonOutput("json", cl::desc("Print one JSON object"),
                                 cl::sub(reportCommand), cl::sub(runCommand),
+                                cl::sub(calibrateCommand),
                                 cl::cat(attncCategory));
 
 static cl::opt<bool> useReference(
@@ -164,17 +175,45 @@ static cl::opt<std::string> cpuName(
              "AVX2 machine), x86-64-v4 (AVX-512) or an LLVM CPU name"),
     cl::value_desc("native|x86-64-v3|x86-64-v4|<name>"), cl::init("native"),
     cl::sub(runCommand), cl::sub(cl::SubCommand::getTopLevel()),
-    cl::cat(attncCategory));
+    cl::sub(calibrateCommand), cl::cat(attncCategory));
 
 static cl::opt<std::string> cpuFeatures(
     "cpu-features",
     cl::desc("Extra CPU features, as llc -mattr takes them: +avx2,-avx512f"),
     cl::value_desc("+a,-b"), cl::init(""), cl::sub(runCommand),
-    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCategory));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(calibrateCommand),
+    cl::cat(attncCategory));
 
 static cl::opt<int64_t> threads(
     "threads", cl::desc("Threads of the compiled code (default: every core)"),
-    cl::init(0), cl::sub(runCommand), cl::cat(attncCategory));
+    cl::init(0), cl::sub(runCommand), cl::sub(calibrateCommand),
+    cl::cat(attncCategory));
+
+static cl::opt<std::string> plotPath(
+    "plot",
+    cl::desc("Also draw predicted time against N for every strategy of "
+             "every term, crossovers marked, as an SVG file"),
+    cl::value_desc("FILE.svg"), cl::init(""), cl::sub(reportCommand),
+    cl::cat(attncCategory));
+
+static cl::opt<std::string> measuredPath(
+    "measured",
+    cl::desc("With --plot: measured times to draw on the curves (JSON, as "
+             "bench/cost_fidelity.py --plot-dir writes)"),
+    cl::value_desc("FILE.json"), cl::init(""), cl::sub(reportCommand),
+    cl::cat(attncCategory));
+
+static cl::opt<std::string> calibrationOutput(
+    "o",
+    cl::desc("Where to write the target description (default: this "
+             "machine's file in the user's cache folder, used from then on "
+             "by default)"),
+    cl::value_desc("FILE"), cl::init(""), cl::sub(calibrateCommand),
+    cl::cat(attncCategory));
+
+static cl::opt<int> calibrationRepeats(
+    "repeat", cl::desc("Timed calls per microbenchmark (default 7)"),
+    cl::init(7), cl::sub(calibrateCommand), cl::cat(attncCategory));
 
 static cl::opt<std::string> maxMemory(
     "max-memory",
@@ -251,9 +290,18 @@ static std::optional<CompilerOptions> selectOptions(std::string &error) {
   if (targetName == "nvptx") {
     options.target = Target::NVPTX;
   } else if (targetName != "cpu") {
-    error = "--target must be cpu or nvptx to compile or run, got '" +
-            targetName + "' (target description files are for attnc report)";
-    return std::nullopt;
+    // A target description file: its numbers decide, its base says where
+    // the code runs.
+    cost::Target description;
+    if (std::string why = cost::loadTarget(targetName, description);
+        !why.empty()) {
+      error = "--target must be cpu, nvptx or a target description file: " +
+              why;
+      return std::nullopt;
+    }
+    if (description.name == "nvptx")
+      options.target = Target::NVPTX;
+    options.costTarget = targetName;
   }
   if (!llvm::is_contained(supportedChips(), llvm::StringRef(chipName))) {
     error = "--chip must be one of ";
@@ -589,6 +637,132 @@ static int emitSpec(Compiler &compiler, const SizeBindings &overrides) {
 }
 
 //===----------------------------------------------------------------------===//
+// attnc calibrate
+//===----------------------------------------------------------------------===//
+
+static void *allocateOnGpu(const float *host, size_t count) {
+  size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
+  void *pointer = attn_gpu_alloc(bytes);
+  if (pointer && host &&
+      attn_gpu_copy_to_device(pointer, host, count * sizeof(float)) != 0) {
+    attn_gpu_free(pointer);
+    return nullptr;
+  }
+  return pointer;
+}
+
+static void releaseOnGpu(void *pointer) { attn_gpu_free(pointer); }
+
+static std::string synchronizeGpu() { return synchronizeDevice(); }
+
+static const CalibrationDevice kGpuDevice = {allocateOnGpu, releaseOnGpu,
+                                             synchronizeGpu};
+
+static std::string formatSample(double seconds) {
+  return cost::formatSeconds(seconds, 3);
+}
+
+static int calibrateMachine() {
+  CalibrateOptions options;
+  if (targetName == "nvptx")
+    options.target = Target::NVPTX;
+  else if (targetName != "cpu")
+    return userError("--target must be cpu or nvptx for attnc calibrate, "
+                     "got '" +
+                     targetName + "'");
+  if (calibrationRepeats < 1 || calibrationRepeats > 1000)
+    return userError("--repeat must be between 1 and 1000");
+  options.repeats = calibrationRepeats;
+  options.cpu = cpuName;
+  options.cpuFeatures = cpuFeatures;
+  options.threads = threads;
+  std::string path = calibrationOutput;
+  if (options.target == Target::NVPTX) {
+    if (cpuName.getNumOccurrences() || cpuFeatures.getNumOccurrences())
+      return userError("--cpu and --cpu-features apply to --target=cpu only");
+    if (attn_gpu_init() != 0)
+      return userError(std::string("cannot calibrate --target=nvptx: ") +
+                       attn_gpu_error());
+    if (path.empty())
+      return userError("--target=nvptx needs -o FILE (a GPU calibration is "
+                       "used with --target FILE, never by default)");
+    options.device = &kGpuDevice;
+  } else if (path.empty()) {
+    if (cpuName != "native" || !cpuFeatures.empty())
+      return userError("a calibration of code for --cpu=" + cpuName +
+                       (cpuFeatures.empty() ? "" : " " + cpuFeatures) +
+                       " needs -o FILE (only the native calibration is "
+                       "cached)");
+    path = calibrationPath();
+    if (path.empty())
+      return userError("no cache folder for the calibration (set "
+                       "ATTN_CACHE_DIR, XDG_CACHE_HOME or HOME, or give -o "
+                       "FILE)");
+  }
+
+  CalibrationResult result;
+  std::string error;
+  llvm::raw_ostream &progress = jsonOutput ? llvm::errs() : llvm::outs();
+  if (!calibrate(options, progress, result, error))
+    return userError(error);
+
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  result.target.calibrated = date;
+  std::ostringstream header;
+  header << "attn cost-model target: written by `attnc calibrate`\n"
+         << "machine: " << result.target.machine << "\n"
+         << "sample | measured | predicted before | after\n";
+  double logBefore = 0, logAfter = 0;
+  for (const CalibrationSample &sample : result.samples) {
+    header << sample.label << " | " << formatSample(sample.seconds) << " | "
+           << formatSample(sample.before) << " | "
+           << formatSample(sample.after) << "\n";
+    logBefore += std::fabs(std::log(sample.before / sample.seconds));
+    logAfter += std::fabs(std::log(sample.after / sample.seconds));
+  }
+  double count = std::max<size_t>(1, result.samples.size());
+  double errorBefore = std::exp(logBefore / count);
+  double errorAfter = std::exp(logAfter / count);
+  header << "geomean prediction error: " << cost::formatNumber(errorBefore)
+         << "x before, " << cost::formatNumber(errorAfter) << "x after";
+  std::string text = cost::printTarget(result.target, header.str());
+  if (!llvm::sys::fs::exists(llvm::sys::path::parent_path(path))) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(path)))
+      return userError("cannot create '" +
+                       llvm::sys::path::parent_path(path).str() +
+                       "': " + ec.message());
+  }
+  if (std::string why = writeFilesAtomically({{path, text}}); !why.empty())
+    return userError(why);
+  if (jsonOutput) {
+    llvm::json::Array samples;
+    for (const CalibrationSample &sample : result.samples)
+      samples.push_back(llvm::json::Object{{"label", sample.label},
+                                           {"measured_s", sample.seconds},
+                                           {"before_s", sample.before},
+                                           {"after_s", sample.after}});
+    llvm::json::Object object{{"file", path},
+                              {"machine", result.target.machine},
+                              {"core_peak_flops", result.corePeakFlops},
+                              {"bandwidth", result.bandwidth},
+                              {"error_before", errorBefore},
+                              {"error_after", errorAfter},
+                              {"samples", std::move(samples)}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(object)))
+                 << "\n";
+    return 0;
+  }
+  llvm::outs() << "calibrate: geomean prediction error "
+               << cost::formatNumber(errorBefore) << "x with the built-in "
+               << "numbers, " << cost::formatNumber(errorAfter)
+               << "x fitted\ncalibrate: wrote " << path << "\n";
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // main
 //===----------------------------------------------------------------------===//
 
@@ -600,6 +774,8 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "attn compiler driver\n");
+  if (calibrateCommand)
+    return calibrateMachine();
 
   Compiler compiler(CompilerOptions(), llvm::errs());
   if (!compiler.loadSpecFile(specPath))
@@ -612,12 +788,31 @@ int main(int argc, char **argv) {
     return runSpec(compiler, overrides);
   if (reportCommand) {
     ReportOptions report;
-    report.costTarget = targetName;
+    report.costTarget =
+        targetName == "cpu" ? std::string() : std::string(targetName);
     report.heads = layerHeads;
     report.headDim = layerHeadDim;
-    std::string text, json;
-    if (!compiler.report(overrides, report, text, json))
+    if (!measuredPath.empty()) {
+      if (plotPath.empty())
+        return userError("--measured needs --plot FILE.svg");
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+          llvm::MemoryBuffer::getFile(measuredPath);
+      if (!buffer)
+        return userError("cannot read '" + measuredPath +
+                         "': " + buffer.getError().message());
+      report.measuredJson = (*buffer)->getBuffer().str();
+      if (report.measuredJson.empty())
+        report.measuredJson = " "; // an empty file is malformed JSON
+      report.measuredName = measuredPath;
+    }
+    std::string text, json, svg;
+    if (!compiler.report(overrides, report, text, json,
+                         plotPath.empty() ? nullptr : &svg))
       return 1;
+    if (!plotPath.empty())
+      if (std::string why = writeFilesAtomically({{plotPath, svg}});
+          !why.empty())
+        return userError(why);
     llvm::outs() << (jsonOutput ? json + "\n" : text);
     return 0;
   }

@@ -80,7 +80,30 @@ struct Target {
   int64_t keyTile = 64;
   /// Fixed cost per kernel launch or parallel loop, in seconds.
   double launchOverhead = 2e-6;
+  /// Fraction of peakFlops the qk-first loops of kernel and relu2 terms
+  /// reach (no exp, no running max); < 0: qkEfficiency.
+  double qkKernelEfficiency = -1;
+  /// The same under a causal or block mask (diagonal tiles, skipped
+  /// tiles), for softmax and for kernel / relu2 terms; < 0: the unmasked
+  /// efficiency.
+  double qkMaskedEfficiency = -1;
+  double qkKernelMaskedEfficiency = -1;
+
+  //===--- Where the numbers come from -------------------------------===//
+  /// The machine `attnc calibrate` measured (empty: not calibrated).
+  std::string machine;
+  /// When it measured (free text).
+  std::string calibrated;
+  /// The file read, or empty for the built-in numbers.
+  std::string source;
+
+  /// The efficiency of a qk-first loop with or without exp and mask.
+  double qk(bool exp, bool masked) const;
 };
+
+/// The version of the target file format (the `version` key) and of the
+/// formulas a calibration fits: a file of another version is stale.
+constexpr int64_t kTargetFormatVersion = 1;
 
 /// This kind of machine: AMD EPYC Zen 4, 2 cores, ~105 GFLOP/s fp32 sgemm per
 /// core, ~31 GB/s with both cores.
@@ -91,12 +114,21 @@ Target nvptxTarget();
 /// Reads a target from a small text file of `key = value` lines (`#`
 /// comments); keys are the field names of Target (peak_flops,
 /// memory_bandwidth, cores, element_bytes, exp_flops, qk_efficiency,
-/// kv_efficiency, chunked_efficiency, feature_efficiency,
-/// chunk_half_efficiency, query_tile, key_tile, launch_overhead) plus `base = cpu|nvptx` to start from a
-/// built-in one. A JSON object with the same keys is accepted too. Returns
-/// an empty string on success, else a message naming the line.
+/// qk_kernel_efficiency, qk_masked_efficiency,
+/// qk_kernel_masked_efficiency, kv_efficiency,
+/// chunked_efficiency, feature_efficiency, chunk_half_efficiency,
+/// query_tile, key_tile, launch_overhead), `base = cpu|nvptx` to start from
+/// a built-in one, and the calibration's `version` (must be
+/// kTargetFormatVersion when present), `machine` and `calibrated`. A JSON
+/// object with the same keys is accepted too. Returns an empty string on
+/// success, else a message naming the line. loadTarget records the path in
+/// Target::source.
 std::string loadTarget(const std::string &path, Target &target);
 std::string parseTarget(const std::string &text, Target &target);
+/// \p target as a file parseTarget reads back to the same numbers (with
+/// `version`, and `machine` / `calibrated` when set); \p header lines are
+/// written first as `#` comments.
+std::string printTarget(const Target &target, const std::string &header);
 
 enum class Order { QkFirst, KvFirst };
 const char *toString(Order order);
@@ -105,6 +137,40 @@ const char *toString(Order order);
 std::string formatSeconds(double seconds, int decimals);
 /// "%.3g".
 std::string formatNumber(double value);
+
+/// What a strategy computes, by kernel family: the counts a target's rates
+/// turn into time (computeSeconds), and what a calibration fits them to.
+struct Work {
+  double qkFlops = 0;       ///< qk-first pair loops, unmasked terms
+  bool qkExp = false;       ///< those loops carry an exp (softmax)
+  bool qkMasked = false;    ///< under a causal or block mask
+  double stateFlops = 0;    ///< kv-first state and query contractions
+  /// For causal chunked kv-first: the chunk c (the state contractions run
+  /// at kv_efficiency · c/(c + chunk_half_efficiency)); 0 otherwise.
+  double chunk = 0;
+  double intraFlops = 0;      ///< quadratic part inside causal chunks
+  double featureFlops = 0;    ///< feature maps
+  double projectionFlops = 0; ///< Linformer's K' and V'
+  double bytes = 0;
+  int launches = 0;
+};
+
+/// The compute side of the roofline of \p work on \p target.
+double computeSeconds(const Work &work, const Target &target);
+/// max(compute, bytes / bandwidth) + launches · launch_overhead.
+double predictSeconds(const Work &work, const Target &target);
+
+/// A measured time of some work (attnc calibrate's microbenchmarks).
+struct Measurement {
+  Work work;
+  double seconds = 0;
+};
+
+/// Fits \p target's efficiencies, chunk_half_efficiency and launch_overhead
+/// (peak, bandwidth and tiles stay) to \p measurements: weighted least
+/// squares on relative error of the compute side plus launches, every rate
+/// non-negative. A family no measurement exercises keeps its number.
+void fitTarget(const std::vector<Measurement> &measurements, Target &target);
 
 /// The estimate of one way to compute a term.
 struct Strategy {
@@ -119,6 +185,7 @@ struct Strategy {
   double seconds = 0;   ///< Predicted on the target.
   double computeSeconds = 0; ///< The compute side of the roofline.
   double memorySeconds = 0;  ///< The memory side of the roofline.
+  Work work;
 };
 
 /// The decision for one term.

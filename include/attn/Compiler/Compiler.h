@@ -76,6 +76,11 @@ struct CompilerOptions {
   std::string cpuFeatures;
   /// Threads of the compiled CPU code; 0: every core.
   int64_t threads = 0;
+  /// The cost model's numbers for `order auto` terms: cpu, nvptx (the
+  /// built-in ones) or a target description file; "" for the default
+  /// (defaultCostTarget in attn/Compiler/Calibrate.h: this machine's
+  /// calibration when there is one).
+  std::string costTarget;
   /// NVPTX: run the GPU kernels on the host (attn-emulate-gpu).
   bool emulateGpu = false;
   /// Starts messages without a spec location: "<toolName>: error: ".
@@ -91,11 +96,17 @@ struct CompiledObject {
 
 /// What `attnc report` shows besides the terms.
 struct ReportOptions {
-  /// cpu, nvptx or a target description file.
-  std::string costTarget = "cpu";
+  /// cpu, nvptx or a target description file; "" for the default
+  /// (Compiler::resolveCostTarget).
+  std::string costTarget;
   /// The whole-layer view, when both are positive.
   int64_t heads = 0;
   int64_t headDim = 0;
+  /// Measured times drawn on the plot: the text of a JSON object
+  /// {"points": [{"term", "strategy", "n", "seconds"}...]} (docs/CostModel.md);
+  /// named \p measuredName in messages.
+  std::string measuredJson;
+  std::string measuredName;
 };
 
 class Compiler {
@@ -172,15 +183,20 @@ public:
   /// Loads an object of compileKernelObject into this process.
   std::unique_ptr<Kernel> loadKernel(CompiledObject compiled);
 
+  /// What the cost model decides with: options.costTarget, or the default
+  /// for the code's target (a warning is written once when a calibration
+  /// in the cache is ignored).
+  std::string resolveCostTarget();
   /// The options' CPU, resolved; writes an error for an unknown one.
   std::optional<mlir::attn::CpuTarget> resolveCpu();
 
   //===--- The cost model ---------------------------------------------===//
 
-  /// `attnc report`: the text and the JSON object, or false.
+  /// `attnc report`: the text and the JSON object, and with \p svg the plot
+  /// of predicted time against N (attn/Analysis/CostPlot.h), or false.
   bool report(const frontend::SizeBindings &overrides,
               const ReportOptions &reportOptions, std::string &text,
-              std::string &json);
+              std::string &json, std::string *svg = nullptr);
 
   /// FLOPs of the strategy the compiled code runs for each term of
   /// \p module (the cost model's count; forced orders as the options say).
@@ -216,6 +232,7 @@ private:
   std::unique_ptr<frontend::SourceFile> source;
   std::unique_ptr<frontend::Spec> spec;
   PassMessages passMessages = PassMessages::FirstError;
+  bool warnedCostTarget = false;
   bool reportedError = false;
   /// Set while generateModule verifies: the first verifier error.
   std::optional<frontend::Diagnostic> verifierError;

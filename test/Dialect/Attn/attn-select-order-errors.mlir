@@ -40,7 +40,7 @@
 // RUN: echo '{"base": "nvptx", "kv_efficiency": 1.5}' > %t.json
 // RUN: not attn-opt %s "--attn-select-order=target=%t.json" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EFFICIENCY
-// EFFICIENCY: error: attn-select-order: target file '{{.*}}': efficiencies are fractions of the peak and must be at most 1
+// EFFICIENCY: error: attn-select-order: target file '{{.*}}': 'kv_efficiency' is a fraction of the peak and must be at most 1, got '1.5'
 // RUN: echo "base = tpu" > %t.base
 // RUN: not attn-opt %s "--attn-select-order=target=%t.base" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BASE

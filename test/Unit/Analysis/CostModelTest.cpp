@@ -20,6 +20,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace attn::cost;
 
@@ -599,10 +600,16 @@ TEST(Targets, Errors) {
             "line 1: unknown base target 'tpu'; expected cpu or nvptx");
   t = cpuTarget();
   EXPECT_EQ(parseTarget("kv_efficiency = 1.5\n", t),
-            "efficiencies are fractions of the peak and must be at most 1");
+            "line 1: 'kv_efficiency' is a fraction of the peak and must be "
+            "at most 1, got '1.5'");
   t = cpuTarget();
   EXPECT_EQ(parseTarget("{\"feature_efficiency\": 2}", t),
-            "efficiencies are fractions of the peak and must be at most 1");
+            "'feature_efficiency' is a fraction of the peak and must be at "
+            "most 1, got '2'");
+  t = cpuTarget();
+  EXPECT_EQ(parseTarget("version = 0\n", t),
+            "line 1: target file version '0' is not the version this attn "
+            "reads (1): the file is stale; run `attnc calibrate` again");
   t = cpuTarget();
   EXPECT_EQ(parseTarget("{\"nope\": 2}", t), "unknown target key 'nope'");
 }
@@ -821,6 +828,125 @@ TEST(LayerView, SaturatesInsteadOfOverflowing) {
   EXPECT_EQ(saturatingMul(most / 2, 2), most - 1);
   EXPECT_EQ(saturatingMul(most / 2 + 1, 2), most);
   EXPECT_EQ(saturatingMul(0, most), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Calibration: the fit and the file
+//===----------------------------------------------------------------------===//
+
+/// Work of one family: qk-first loops, or kv-first (chunked when chunk > 0).
+Work qkWork(double flops, bool exp, bool masked) {
+  Work work;
+  work.qkFlops = flops;
+  work.qkExp = exp;
+  work.qkMasked = masked;
+  work.launches = 1;
+  return work;
+}
+
+Work kvWork(double state, double chunk, double intra, double features) {
+  Work work;
+  work.stateFlops = state;
+  work.chunk = chunk;
+  work.intraFlops = intra;
+  work.featureFlops = features;
+  work.launches = 2;
+  return work;
+}
+
+TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
+  // A machine of 100 GFLOP/s whose families run at known fractions of it;
+  // the times are written out from those numbers, not from the model.
+  const double peak = 1e11, launch = 5e-6;
+  const double qkSoftmax = 0.3, qkSoftmaxMasked = 0.2, qkKernel = 0.4,
+               qkKernelMasked = 0.25, kv = 0.6, half = 48, intra = 0.15,
+               feature = 0.1;
+  std::vector<Measurement> samples;
+  for (double flops : {1e6, 1e8, 3e9}) {
+    samples.push_back({qkWork(flops, true, false),
+                       flops / (peak * qkSoftmax) + launch});
+    samples.push_back({qkWork(flops, true, true),
+                       flops / (peak * qkSoftmaxMasked) + launch});
+    samples.push_back({qkWork(flops, false, false),
+                       flops / (peak * qkKernel) + launch});
+    samples.push_back({qkWork(flops, false, true),
+                       flops / (peak * qkKernelMasked) + launch});
+    // Plain kv-first with a feature map of a tenth of its FLOPs.
+    samples.push_back({kvWork(flops, 0, 0, flops / 10),
+                       flops / (peak * kv) + flops / 10 / (peak * feature) +
+                           2 * launch});
+    for (double chunk : {16.0, 64.0, 256.0}) {
+      // The state runs at kv·c/(c + half); the intra-chunk part is c/64 of
+      // the state's FLOPs.
+      double intraFlops = flops * chunk / 64;
+      samples.push_back(
+          {kvWork(flops, chunk, intraFlops, 0),
+           flops / (peak * kv * chunk / (chunk + half)) +
+               intraFlops / (peak * intra) + 2 * launch});
+    }
+  }
+  Target target = cpuTarget();
+  target.peakFlops = peak;
+  target.expFlops = 3; // not fitted: must stay
+  fitTarget(samples, target);
+  EXPECT_NEAR(target.qkEfficiency, qkSoftmax, 1e-3);
+  EXPECT_NEAR(target.qkMaskedEfficiency, qkSoftmaxMasked, 1e-3);
+  EXPECT_NEAR(target.qkKernelEfficiency, qkKernel, 1e-3);
+  EXPECT_NEAR(target.qkKernelMaskedEfficiency, qkKernelMasked, 1e-3);
+  EXPECT_NEAR(target.kvEfficiency, kv, 1e-3);
+  EXPECT_NEAR(target.chunkHalfEfficiency, half, 0.1);
+  EXPECT_NEAR(target.chunkedEfficiency, intra, 1e-3);
+  EXPECT_NEAR(target.featureEfficiency, feature, 1e-3);
+  EXPECT_NEAR(target.launchOverhead, launch, 1e-8);
+  EXPECT_EQ(target.expFlops, 3);
+  EXPECT_EQ(target.peakFlops, peak);
+}
+
+TEST(Fit, FamiliesWithoutSamplesKeepTheirNumbers) {
+  Target target = cpuTarget();
+  std::vector<Measurement> samples = {
+      {qkWork(1e9, true, false), 1e9 / (target.peakFlops * 0.25)},
+      {qkWork(1e7, true, false), 1e7 / (target.peakFlops * 0.25)}};
+  fitTarget(samples, target);
+  EXPECT_NEAR(target.qkEfficiency, 0.25, 1e-3);
+  EXPECT_EQ(target.kvEfficiency, cpuTarget().kvEfficiency);
+  EXPECT_EQ(target.qkKernelEfficiency, -1); // still "as qk_efficiency"
+  EXPECT_EQ(target.featureEfficiency, cpuTarget().featureEfficiency);
+}
+
+TEST(Targets, PrintParsesBack) {
+  Target target = nvptxTarget();
+  target.qkKernelMaskedEfficiency = 0.125;
+  target.machine = "Some GPU; 132 SMs";
+  target.calibrated = "2026-12-01";
+  std::string text = printTarget(target, "first line\nsecond line");
+  EXPECT_EQ(text.rfind("# first line\n# second line\nversion = 1\nbase = "
+                       "nvptx\n",
+                       0),
+            0u)
+      << text;
+  Target back = cpuTarget();
+  ASSERT_EQ(parseTarget(text, back), "");
+  EXPECT_EQ(back.name, "nvptx");
+  EXPECT_EQ(back.machine, "Some GPU; 132 SMs");
+  EXPECT_EQ(back.calibrated, "2026-12-01");
+  EXPECT_EQ(back.qkKernelMaskedEfficiency, 0.125);
+  EXPECT_EQ(back.qkKernelEfficiency, -1); // unset stays unset
+  EXPECT_EQ(back.peakFlops, target.peakFlops);
+  EXPECT_EQ(back.chunkHalfEfficiency, target.chunkHalfEfficiency);
+  EXPECT_EQ(back.launchOverhead, target.launchOverhead);
+}
+
+TEST(Targets, MaskedAndKernelEfficienciesFallBack) {
+  Target target = cpuTarget();
+  EXPECT_EQ(target.qk(true, true), target.qkEfficiency);
+  EXPECT_EQ(target.qk(false, true), target.qkEfficiency);
+  target.qkKernelEfficiency = 0.4;
+  EXPECT_EQ(target.qk(false, false), 0.4);
+  EXPECT_EQ(target.qk(false, true), 0.4);
+  target.qkKernelMaskedEfficiency = 0.2;
+  EXPECT_EQ(target.qk(false, true), 0.2);
+  EXPECT_EQ(target.qk(true, true), target.qkEfficiency);
 }
 
 TEST(LayerView, BertBase) {

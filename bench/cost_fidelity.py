@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""How good are the cost model's choices? Forces every legal strategy of a
+sweep of linear-attention terms, times each with `attnc run --bench`, and
+compares the strategy the cost model picks (with the built-in numbers and
+with a calibration, in the same run) against the fastest one measured.
+
+    python3 bench/cost_fidelity.py --quick          # D = 64, N = 32..4096
+    python3 bench/cost_fidelity.py                   # the whole sweep
+    python3 bench/cost_fidelity.py --calibration FILE --json out.json
+
+Per point it reports the chosen strategy's time over the best measured one;
+overall the geomean of those ratios, the share within 1.10x, and the
+predicted against the measured crossover N (the smallest N from which the
+best kv-first strategy beats qk-first). See bench/README.md.
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+VARIANTS = {
+    # name: (score line, extra inputs, extra term lines, feature width)
+    "elu1": ("kernel elu1", "", ""),
+    "relu": ("kernel relu", "", ""),
+    "favor+": ("kernel favor+", "  input omega: [256, {D}]\n",
+               "    omega = omega\n"),
+    "cosformer": ("kernel cosformer", "", ""),
+}
+CHUNKS = [16, 32, 64, 128, 256]
+
+
+def cpu_description():
+    model, flags = "unknown", ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and model == "unknown":
+                    model = line.split(":", 1)[1].strip()
+                if line.startswith("flags") and not flags:
+                    flags = line.split(":", 1)[1]
+    except OSError:
+        pass
+    isa = ("AVX-512" if "avx512f" in flags.split() else
+           "AVX2+FMA" if "avx2" in flags.split() and "fma" in flags.split()
+           else "SSE/AVX")
+    return model, isa
+
+
+def spec_text(variant, causal, n, d, heads, projected, order, chunk):
+    score, inputs, lines = VARIANTS[variant]
+    shape = "[1, %d, %d, %d]" % (heads, n, d)
+    text = "attention fidelity {\n"
+    if projected:
+        text += "  dim k = %d\n" % projected
+    text += "  input q: %s\n  input k: %s\n  input v: %s\n" % (shape, shape,
+                                                              shape)
+    text += inputs.format(D=d)
+    if projected:
+        text += "  input E: [k, %d]\n  input F: [k, %d]\n" % (n, n)
+    text += "  term {\n    score = %s\n" % score + lines
+    if causal:
+        text += "    mask = causal\n"
+    if projected:
+        text += "    project = E, F\n"
+    if order:
+        text += "    order = %s\n" % order
+    if chunk:
+        text += "    chunk = %d\n" % chunk
+    return text + "  }\n}\n"
+
+
+class Runner:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = work
+        self.count = 0
+
+    def write(self, text):
+        self.count += 1
+        path = os.path.join(self.work, "s%d.attn" % self.count)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def time(self, text):
+        path = self.write(text)
+        cmd = [self.args.attnc, "run", path, "--bench", "--repeat",
+               str(self.args.repeat), "--json"]
+        if self.args.threads:
+            cmd += ["--threads", str(self.args.threads)]
+        env = dict(os.environ, ATTN_CALIBRATION="none")
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                             timeout=self.args.timeout)
+        if out.returncode:
+            sys.exit("cost_fidelity: %s failed:\n%s" % (" ".join(cmd),
+                                                        out.stderr))
+        return json.loads(out.stdout)["bench"]["median_s"]
+
+    def report(self, text, target):
+        path = self.write(text)
+        cmd = [self.args.attnc, "report", path, "--json", "--target", target]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode:
+            sys.exit("cost_fidelity: %s failed:\n%s" % (" ".join(cmd),
+                                                        out.stderr))
+        term = json.loads(out.stdout)["terms"][0]
+        chosen = term["chosen"]
+        key = "qk" if chosen["order"] == "qk_first" else "kv"
+        return key, chosen.get("chunk"), term.get("crossover_n")
+
+
+def strategy_name(key, chunk, causal):
+    if key == "qk":
+        return "qk"
+    return "kv/c%d" % chunk if causal and chunk else "kv"
+
+
+def measure_point(runner, point, targets):
+    variant, causal, n, d, heads, projected = point
+    times = {}
+    times["qk"] = runner.time(spec_text(variant, causal, n, d, heads,
+                                        projected, "qk_first", None))
+    if causal and not projected:
+        for c in CHUNKS:
+            if c <= n:
+                times["kv/c%d" % c] = runner.time(
+                    spec_text(variant, causal, n, d, heads, projected,
+                              "kv_first", c))
+    else:
+        times["kv"] = runner.time(spec_text(variant, causal, n, d, heads,
+                                            projected, "kv_first", None))
+    chosen = {}
+    for label, target in targets.items():
+        key, chunk, crossover = runner.report(
+            spec_text(variant, causal, n, d, heads, projected, None, None),
+            target)
+        name = strategy_name(key, chunk, causal and not projected)
+        if name not in times:  # a chunk outside the forced set
+            times[name] = runner.time(spec_text(variant, causal, n, d, heads,
+                                                projected, "kv_first", chunk))
+        chosen[label] = (name, crossover)
+    return times, chosen
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) \
+        if values else float("nan")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--attnc", default=os.path.join(ROOT, "build", "bin",
+                                                        "attnc"))
+    parser.add_argument("--quick", action="store_true",
+                        help="D = 64, N = 32..4096, elu1/favor+/cosformer")
+    parser.add_argument("--calibration",
+                        help="a target file from `attnc calibrate -o`; by "
+                        "default the sweep runs `attnc calibrate` first")
+    parser.add_argument("--variants", default="elu1,relu,favor+,cosformer")
+    parser.add_argument("--dims", default="64,128")
+    parser.add_argument("--min-n", type=int, default=32)
+    parser.add_argument("--max-n", type=int, default=16384)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--linformer", default="64,256",
+                        help="Linformer k values (elu1, no mask); '' for none")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--json", help="write every measurement here")
+    parser.add_argument("--output", help="write the markdown table here")
+    args = parser.parse_args()
+    if args.quick:
+        args.dims, args.max_n = "64", 4096
+        args.variants = "elu1,favor+,cosformer"
+        args.linformer = "64"
+        args.repeat = min(args.repeat, 3)
+
+    model, isa = cpu_description()
+    work = tempfile.mkdtemp(prefix="attn-fidelity-")
+    runner = Runner(args, work)
+    builtin = os.path.join(work, "builtin.target")
+    with open(builtin, "w") as f:
+        f.write("# the built-in numbers\nbase = cpu\n")
+    calibration = args.calibration
+    if not calibration:
+        calibration = os.path.join(work, "calibrated.target")
+        cmd = [args.attnc, "calibrate", "-o", calibration]
+        if args.threads:
+            cmd += ["--threads", str(args.threads)]
+        print("# " + " ".join(cmd), flush=True)
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode:
+            sys.exit("cost_fidelity: attnc calibrate failed:\n" + out.stderr)
+        sys.stdout.write("".join("# " + l + "\n"
+                                 for l in out.stdout.splitlines()))
+    targets = {"before": builtin, "after": calibration}
+
+    points = []
+    ns = []
+    n = args.min_n
+    while n <= args.max_n:
+        ns.append(n)
+        n *= 2
+    for d in [int(x) for x in args.dims.split(",")]:
+        for variant in args.variants.split(","):
+            for causal in (False, True):
+                for n in ns:
+                    points.append((variant, causal, n, d, args.heads, 0))
+        for k in [int(x) for x in args.linformer.split(",") if x]:
+            for n in ns:
+                if n > k:
+                    points.append(("elu1", False, n, d, args.heads, k))
+
+    print("# cost_fidelity: %s, %s, %s threads, B = 1, H = %d, %d repeats"
+          % (model, isa, args.threads or os.cpu_count(), args.heads,
+             args.repeat))
+    print("| variant | mask | D | N | best (ms) | before | ratio | after | "
+          "ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    results = []
+    for point in points:
+        times, chosen = measure_point(runner, point, targets)
+        best_name = min(times, key=times.get)
+        best = times[best_name]
+        row = {"point": point, "times": times, "best": best_name}
+        cells = []
+        for label in ("before", "after"):
+            name, crossover = chosen[label]
+            row[label] = {"strategy": name, "ratio": times[name] / best,
+                          "crossover_n": crossover}
+            cells += [name, "%.2f" % (times[name] / best)]
+        results.append(row)
+        variant, causal, n, d, heads, k = point
+        label = variant + (" (Linformer k=%d)" % k if k else "")
+        print("| %s | %s | %d | %d | %s %.3f | %s |" % (
+            label, "causal" if causal else "none", d, n, best_name,
+            best * 1e3, " | ".join(cells)), flush=True)
+
+    # Summary and crossovers.
+    lines = []
+    for label in ("before", "after"):
+        ratios = [r[label]["ratio"] for r in results]
+        within = sum(1 for x in ratios if x <= 1.10) / len(ratios)
+        lines.append("%s: geomean %.3fx, %.0f%% of %d points within 1.10x, "
+                     "worst %.2fx" % (label, geomean(ratios), 100 * within,
+                                      len(ratios), max(ratios)))
+    crossovers = []
+    groups = {}
+    for r in results:
+        variant, causal, n, d, heads, k = r["point"]
+        groups.setdefault((variant, causal, d, k), []).append(r)
+    for key, rows in groups.items():
+        measured = None
+        for r in sorted(rows, key=lambda r: r["point"][2]):
+            kv = min(t for name, t in r["times"].items() if name != "qk")
+            wins = kv < r["times"]["qk"]
+            if wins and measured is None:
+                measured = r["point"][2]
+            elif not wins:
+                measured = None  # kv-first must keep winning from there on
+        entry = {"group": key, "measured": measured}
+        for label in ("before", "after"):
+            entry[label] = rows[-1][label]["crossover_n"]
+        crossovers.append(entry)
+    print()
+    for line in lines:
+        print(line)
+    print()
+    print("| variant | mask | D | measured crossover | before | after |")
+    print("|---|---|---|---|---|---|")
+    for entry in crossovers:
+        variant, causal, d, k = entry["group"]
+        print("| %s | %s | %d | %s | %s | %s |" % (
+            variant + (" (Linformer k=%d)" % k if k else ""),
+            "causal" if causal else "none", d, entry["measured"] or "none",
+            entry["before"], entry["after"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpu": model, "isa": isa, "results": results,
+                       "crossovers": crossovers,
+                       "calibration": open(calibration).read()}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
