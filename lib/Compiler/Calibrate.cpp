@@ -47,7 +47,8 @@ static std::string cpuModelName() {
     std::string name = line.substr(colon + 1);
     size_t begin = name.find_first_not_of(" \t");
     size_t end = name.find_last_not_of(" \t");
-    return begin == std::string::npos ? "" : name.substr(begin, end - begin + 1);
+    return begin == std::string::npos ? ""
+                                      : name.substr(begin, end - begin + 1);
   }
   return "unknown CPU";
 }
@@ -114,7 +115,8 @@ std::string compiler::defaultCostTarget(Target codeTarget,
   if (why.empty() && target.name != "cpu")
     why = "calibration '" + path + "' is not for the cpu target";
   if (!why.empty()) {
-    warning = "ignoring " + why + "; using the built-in cpu numbers (run "
+    warning = "ignoring " + why +
+              "; using the built-in cpu numbers (run "
               "`attnc calibrate` to measure this machine again)";
     return builtin;
   }
@@ -169,17 +171,17 @@ static double probeCorePeak(unsigned vectorBits, bool fma) {
   if (!fma || vectorBits < 256)
     return 0;
   bool wide = vectorBits >= 512 && __builtin_cpu_supports("avx512f");
-  if (!wide && !(__builtin_cpu_supports("avx2") &&
-                 __builtin_cpu_supports("fma")))
+  if (!wide &&
+      !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
     return 0;
   double best = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto start = std::chrono::steady_clock::now();
     volatile float sink = wide ? fmaLoop512() : fmaLoop256();
     (void)sink;
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     double flops = 2.0 * kChains * kFmaIterations * (wide ? 16 : 8);
     best = std::max(best, flops / seconds);
   }
@@ -214,9 +216,9 @@ static double probeBandwidth(int64_t threads) {
       });
     for (std::thread &worker : workers)
       worker.join();
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     best = std::max(best, count * sizeof(float) / seconds);
   }
   return best;
@@ -328,8 +330,8 @@ static std::vector<Probe> probes() {
     add(Probe{"qk-first softmax", Score::Softmax, FeatureMap::None, false,
               Order::QkFirst, 0, 8, n});
   for (int64_t n : {256, 1024})
-    add(Probe{"qk-first softmax causal", Score::Softmax, FeatureMap::None,
-              true, Order::QkFirst, 0, 8, n});
+    add(Probe{"qk-first softmax causal", Score::Softmax, FeatureMap::None, true,
+              Order::QkFirst, 0, 8, n});
   for (int64_t n : {64, 256, 1024})
     add(Probe{"qk-first kernel", Score::Kernel, FeatureMap::Elu1, false,
               Order::QkFirst, 0, 8, n});
@@ -345,8 +347,14 @@ static std::vector<Probe> probes() {
   add(Probe{"kv-first causal chunks", Score::Kernel, FeatureMap::Elu1, true,
             Order::KvFirst, 32, 8, 128});
   for (int64_t n : {256, 1024}) {
-    Probe favor{"feature maps", Score::Kernel, FeatureMap::FavorPlus, false,
-                Order::KvFirst, 0, 8, n};
+    Probe favor{"feature maps",
+                Score::Kernel,
+                FeatureMap::FavorPlus,
+                false,
+                Order::KvFirst,
+                0,
+                8,
+                n};
     add(favor);
   }
   add(Probe{"feature maps", Score::Kernel, FeatureMap::CosFormer, false,
@@ -409,9 +417,8 @@ static Timed timeProbe(const Probe &probe, const CalibrateOptions &options) {
     int64_t count = 1;
     for (const Extent &extent : array.shape)
       count *= extent.value;
-    host.push_back(array.isOutput
-                       ? std::vector<float>(count)
-                       : inputs::gaussian(seed++, count, 0.5));
+    host.push_back(array.isOutput ? std::vector<float>(count)
+                                  : inputs::gaussian(seed++, count, 0.5));
   }
   std::vector<void *> arrays;
   std::vector<std::unique_ptr<void, void (*)(void *)>> device;
@@ -441,9 +448,9 @@ static Timed timeProbe(const Probe &probe, const CalibrateOptions &options) {
     auto start = std::chrono::steady_clock::now();
     if (std::string why = callOnce(); !why.empty())
       return failed(why + " running");
-    seconds.push_back(std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   timed.seconds = median(seconds);
   return timed;
@@ -454,8 +461,8 @@ static Timed timeProbe(const Probe &probe, const CalibrateOptions &options) {
 //===----------------------------------------------------------------------===//
 
 bool compiler::calibrate(const CalibrateOptions &options,
-                         llvm::raw_ostream &progress,
-                         CalibrationResult &result, std::string &error) {
+                         llvm::raw_ostream &progress, CalibrationResult &result,
+                         std::string &error) {
   if (!checkThreadCount(options.threads, "--threads", error))
     return false;
   int64_t threads = options.threads > 0 ? options.threads : maxThreads();
@@ -489,11 +496,12 @@ bool compiler::calibrate(const CalibrateOptions &options,
     result.corePeakFlops = probeCorePeak(cpu->vectorBits, cpu->fma);
     if (result.corePeakFlops > 0) {
       target.peakFlops = result.corePeakFlops * threads;
-      progress << "calibrate: FMA peak " << cost::formatNumber(
-                                                result.corePeakFlops / 1e9)
+      progress << "calibrate: FMA peak "
+               << cost::formatNumber(result.corePeakFlops / 1e9)
                << " GFLOP/s per core (" << cpu->vectorBits << "-bit), "
-               << threads << " threads: "
-               << cost::formatNumber(target.peakFlops / 1e9) << " GFLOP/s\n";
+               << threads
+               << " threads: " << cost::formatNumber(target.peakFlops / 1e9)
+               << " GFLOP/s\n";
     } else {
       progress << "calibrate: no FMA probe for this ISA; keeping the "
                   "built-in peak of "
@@ -548,9 +556,9 @@ bool compiler::calibrate(const CalibrateOptions &options,
     sample.after = cost::predictSeconds(sample.work, target);
   target.machine = hostMachine();
   if (options.cpu != "native" || !options.cpuFeatures.empty())
-    target.machine += "; code for " + options.cpu +
-                      (options.cpuFeatures.empty() ? ""
-                                                   : " " + options.cpuFeatures);
+    target.machine +=
+        "; code for " + options.cpu +
+        (options.cpuFeatures.empty() ? "" : " " + options.cpuFeatures);
   result.target = target;
   progress << "calibrate: fitted in " << cost::formatNumber(elapsed())
            << " s\n";
