@@ -51,11 +51,10 @@ const char *cost::toString(Order order) {
 Target cost::cpuTarget() { return Target(); }
 
 double Target::qk(bool exp, bool masked) const {
-  double plain = exp ? qkEfficiency
-                     : (qkKernelEfficiency > 0 ? qkKernelEfficiency
-                                               : qkEfficiency);
-  double maskedEfficiency =
-      exp ? qkMaskedEfficiency : qkKernelMaskedEfficiency;
+  double plain =
+      exp ? qkEfficiency
+          : (qkKernelEfficiency > 0 ? qkKernelEfficiency : qkEfficiency);
+  double maskedEfficiency = exp ? qkMaskedEfficiency : qkKernelMaskedEfficiency;
   return masked && maskedEfficiency > 0 ? maskedEfficiency : plain;
 }
 
@@ -113,7 +112,33 @@ static const TargetField kTargetFields[] = {
     {"query_tile", nullptr, &Target::queryTile, false},
     {"key_tile", nullptr, &Target::keyTile, false},
     {"launch_overhead", &Target::launchOverhead, nullptr, false},
+    {"qk_head_overhead", &Target::qkHeadOverhead, nullptr, false},
+    {"qk_masked_head_overhead", &Target::qkMaskedHeadOverhead, nullptr, false},
+    {"kv_head_overhead", &Target::kvHeadOverhead, nullptr, false},
+    {"chunked_head_overhead", &Target::chunkedHeadOverhead, nullptr, false},
+    {"qk_call_overhead", &Target::qkCallOverhead, nullptr, false},
+    {"qk_masked_call_overhead", &Target::qkMaskedCallOverhead, nullptr, false},
+    {"kv_call_overhead", &Target::kvCallOverhead, nullptr, false},
+    {"chunked_call_overhead", &Target::chunkedCallOverhead, nullptr, false},
 };
+
+/// "chunk_scale_64" → its index in Target::chunkScale, or -1.
+static int chunkScaleIndex(const std::string &key) {
+  const std::string prefix = "chunk_scale_";
+  if (key.rfind(prefix, 0) != 0)
+    return -1;
+  for (int i = 0; i < Target::kChunkScales; ++i)
+    if (key.substr(prefix.size()) == std::to_string(16 << i))
+      return i;
+  return -1;
+}
+
+double Target::chunkScaleFor(double chunk) const {
+  for (int i = 0; i < kChunkScales; ++i)
+    if (chunk == (16 << i) && chunkScale[i] > 0)
+      return chunkScale[i];
+  return 1;
+}
 
 static bool setField(Target &target, const std::string &key,
                      const std::string &value, std::string &error) {
@@ -124,16 +149,16 @@ static bool setField(Target &target, const std::string &key,
     else if (value == "nvptx")
       target = nvptxTarget();
     else
-      return error = "unknown base target '" + value +
-                     "'; expected cpu or nvptx",
+      return error =
+                 "unknown base target '" + value + "'; expected cpu or nvptx",
              false;
     target.source = source;
     return true;
   }
   if (key == "name" || key == "machine" || key == "calibrated") {
-    (key == "name" ? target.name
-                   : key == "machine" ? target.machine : target.calibrated) =
-        value;
+    (key == "name"      ? target.name
+     : key == "machine" ? target.machine
+                        : target.calibrated) = value;
     return true;
   }
   if (key == "version") {
@@ -147,12 +172,17 @@ static bool setField(Target &target, const std::string &key,
   }
   char *end = nullptr;
   double number = std::strtod(value.c_str(), &end);
-  bool mayBeZero = key == "launch_overhead" || key == "chunk_half_efficiency";
-  if (value.empty() || *end != '\0' || !std::isfinite(number) ||
-      number < 0 || (number == 0 && !mayBeZero))
-    return error = "'" + key + "' needs a positive number, got '" + value +
-                   "'",
+  bool mayBeZero = key == "launch_overhead" || key == "chunk_half_efficiency" ||
+                   key.find("head_overhead") != std::string::npos ||
+                   key.find("call_overhead") != std::string::npos;
+  if (value.empty() || *end != '\0' || !std::isfinite(number) || number < 0 ||
+      (number == 0 && !mayBeZero))
+    return error = "'" + key + "' needs a positive number, got '" + value + "'",
            false;
+  if (int index = chunkScaleIndex(key); index >= 0) {
+    target.chunkScale[index] = number;
+    return true;
+  }
   for (const TargetField &field : kTargetFields) {
     if (key != field.key)
       continue;
@@ -177,8 +207,7 @@ static bool setField(Target &target, const std::string &key,
   return false;
 }
 
-std::string cost::printTarget(const Target &target,
-                              const std::string &header) {
+std::string cost::printTarget(const Target &target, const std::string &header) {
   std::ostringstream os;
   std::istringstream lines(header);
   for (std::string line; std::getline(lines, line);)
@@ -204,6 +233,12 @@ std::string cost::printTarget(const Target &target,
     }
     os << field.key << " = " << buffer << "\n";
   }
+  for (int i = 0; i < Target::kChunkScales; ++i) {
+    if (target.chunkScale[i] <= 0)
+      continue;
+    std::snprintf(buffer, sizeof(buffer), "%.6g", target.chunkScale[i]);
+    os << "chunk_scale_" << (16 << i) << " = " << buffer << "\n";
+  }
   return os.str();
 }
 
@@ -222,30 +257,30 @@ std::string cost::parseTarget(const std::string &text, Target &target) {
   }
   // `base` resets every field, so it is applied first wherever it is written.
   for (int pass = 0; pass < 2; ++pass) {
-  std::istringstream lines(normalized);
-  std::string line;
-  int lineNumber = 0;
-  while (std::getline(lines, line)) {
-    ++lineNumber;
-    if (!isJson) {
-      size_t comment = line.find('#');
-      if (comment != std::string::npos)
-        line.resize(comment);
+    std::istringstream lines(normalized);
+    std::string line;
+    int lineNumber = 0;
+    while (std::getline(lines, line)) {
+      ++lineNumber;
+      if (!isJson) {
+        size_t comment = line.find('#');
+        if (comment != std::string::npos)
+          line.resize(comment);
+      }
+      if (trim(line).empty())
+        continue;
+      size_t equals = line.find('=');
+      std::string where = isJson ? std::string("")
+                                 : "line " + std::to_string(lineNumber) + ": ";
+      if (equals == std::string::npos)
+        return where + "expected 'key = value', got '" + trim(line) + "'";
+      std::string key = trim(line.substr(0, equals));
+      if ((key == "base") != (pass == 0))
+        continue;
+      std::string error;
+      if (!setField(target, key, trim(line.substr(equals + 1)), error))
+        return where + error;
     }
-    if (trim(line).empty())
-      continue;
-    size_t equals = line.find('=');
-    std::string where =
-        isJson ? std::string("") : "line " + std::to_string(lineNumber) + ": ";
-    if (equals == std::string::npos)
-      return where + "expected 'key = value', got '" + trim(line) + "'";
-    std::string key = trim(line.substr(0, equals));
-    if ((key == "base") != (pass == 0))
-      continue;
-    std::string error;
-    if (!setField(target, key, trim(line.substr(equals + 1)), error))
-      return where + error;
-  }
   }
   return "";
 }
@@ -371,17 +406,45 @@ double cost::computeSeconds(const Work &work, const Target &target) {
   if (work.chunk > 0)
     stateEfficiency *= work.chunk / (work.chunk + target.chunkHalfEfficiency);
   double peak = target.peakFlops;
+  double chunkScale = work.chunk > 0 ? target.chunkScaleFor(work.chunk) : 1;
   return work.qkFlops / (peak * qkEfficiency) +
-         work.stateFlops / (peak * stateEfficiency) +
-         work.intraFlops / (peak * target.chunkedEfficiency) +
+         chunkScale * (work.stateFlops / (peak * stateEfficiency) +
+                       work.intraFlops / (peak * target.chunkedEfficiency)) +
          work.featureFlops / (peak * target.featureEfficiency) +
          work.projectionFlops / (peak * target.kvEfficiency);
+}
+
+namespace {
+/// The kinds of strategy, whose fixed costs differ.
+enum class Kind { Qk, QkMasked, Kv, Chunked };
+} // namespace
+
+static Kind kindOf(const Work &work) {
+  if (work.stateFlops <= 0)
+    return work.qkMasked ? Kind::QkMasked : Kind::Qk;
+  return work.chunk > 0 ? Kind::Chunked : Kind::Kv;
+}
+
+/// The fixed seconds per call and per (batch, head) of \p work's kind.
+static double fixedSeconds(const Work &work, const Target &target) {
+  switch (kindOf(work)) {
+  case Kind::Qk:
+    return target.qkCallOverhead + work.heads * target.qkHeadOverhead;
+  case Kind::QkMasked:
+    return target.qkMaskedCallOverhead +
+           work.heads * target.qkMaskedHeadOverhead;
+  case Kind::Kv:
+    return target.kvCallOverhead + work.heads * target.kvHeadOverhead;
+  case Kind::Chunked:
+    return target.chunkedCallOverhead + work.heads * target.chunkedHeadOverhead;
+  }
+  return 0;
 }
 
 double cost::predictSeconds(const Work &work, const Target &target) {
   return std::max(computeSeconds(work, target),
                   work.bytes / target.memoryBandwidth) +
-         work.launches * target.launchOverhead;
+         work.launches * target.launchOverhead + fixedSeconds(work, target);
 }
 
 /// Fills the strategy's totals and times from its work.
@@ -405,8 +468,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double w = static_cast<double>(shape.scoreWidth());
   double e = static_cast<double>(shape.valueDim);
   MaskKind mask = shape.projectedLength > 0 ? MaskKind::None : shape.mask;
-  double pairs = unmaskedPairs(mask, shape.maskBlock, shape.queries,
-                               shape.attendedKeys());
+  double pairs =
+      unmaskedPairs(mask, shape.maskBlock, shape.queries, shape.attendedKeys());
 
   // Per pair: the score dot product and the weighted accumulation of v.
   double perPair = 2 * w + 2 * e;
@@ -426,6 +489,7 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double projection = projectionFlops(shape);
 
   Work &work = strategy.work;
+  work.heads = heads;
   work.qkFlops = pairFlops + rescaleFlops + divideFlops;
   work.qkExp = shape.score == Score::Softmax;
   work.qkMasked = mask != MaskKind::None;
@@ -444,8 +508,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   work.launches = shape.projectedLength > 0 ? 2 : 1;
   finish(strategy, target);
-  strategy.peakBytes = static_cast<double>(target.queryTile) *
-                       target.keyTile * target.elementBytes *
+  strategy.peakBytes = static_cast<double>(target.queryTile) * target.keyTile *
+                       target.elementBytes *
                        std::min<double>(heads, target.cores);
 
   std::ostringstream description;
@@ -455,7 +519,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                 << " Linformer-projected keys";
   if (mask != MaskKind::None)
     description << ", only unmasked key tiles";
-  description << ", online " << (shape.score == Score::Softmax ? "softmax" : "normaliser")
+  description << ", online "
+              << (shape.score == Score::Softmax ? "softmax" : "normaliser")
               << " in " << target.queryTile << "x" << target.keyTile
               << " tiles";
   strategy.description = description.str();
@@ -477,6 +542,7 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   double outputFlops = (2 * n * w * e + 2 * n * w + n * e) * heads;
   double intraFlops = 0;
   Work &work = strategy.work;
+  work.heads = heads;
   double features = featureMapFlops(shape, target);
   double projection = projectionFlops(shape);
   bool chunked = shape.isCausal() && shape.projectedLength <= 0;
@@ -502,8 +568,7 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   work.featureFlops = features;
   work.projectionFlops = projection;
 
-  double perHead = n * shape.featureDim + keys * (shape.featureDim + e) +
-                   n * e;
+  double perHead = n * shape.featureDim + keys * (shape.featureDim + e) + n * e;
   work.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   // A state pass, then a query pass.
@@ -517,8 +582,9 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   std::ostringstream description;
   if (chunked)
     description << "kv-first, causal chunks of " << *strategy.chunk
-                << ": quadratic inside a chunk, a running " << shape.scoreWidth()
-                << "x" << shape.valueDim << " state across chunks";
+                << ": quadratic inside a chunk, a running "
+                << shape.scoreWidth() << "x" << shape.valueDim
+                << " state across chunks";
   else if (shape.mask == MaskKind::PriorBlocks)
     description << "kv-first: a running " << shape.scoreWidth() << "x"
                 << shape.valueDim << " state, updated after each block of "
@@ -585,13 +651,19 @@ std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
     return bestKvFirst(resized, target).seconds <
            estimateQkFirst(resized, target).seconds;
   };
+  // Fixed costs can make kv-first win at a few rows, lose in between and
+  // win again: the crossover is the N from which it keeps winning. Find
+  // the last power of two where it loses, then bisect above it.
   const int64_t limit = int64_t(1) << 30;
-  int64_t high = 1;
-  while (high <= limit && !kvWins(high))
-    high *= 2;
-  if (high > limit)
+  int64_t lastLoss = 0;
+  for (int64_t n = 1; n <= limit; n *= 2)
+    if (!kvWins(n))
+      lastLoss = n;
+  if (lastLoss == limit)
     return std::nullopt;
-  int64_t low = high / 2; // kv-first loses at low (or low == 0)
+  if (lastLoss == 0)
+    return 1;
+  int64_t low = lastLoss, high = 2 * lastLoss; // loses at low, wins at high
   while (high - low > 1) {
     int64_t mid = low + (high - low) / 2;
     if (kvWins(mid))
@@ -625,9 +697,9 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
   result.strategies.push_back(qk);
   if (!shape.hasProductForm()) {
     result.chosen = qk;
-    result.reason = std::string(shape.score == Score::Softmax ? "softmax"
-                                                              : "relu2") +
-                    " has no product form: only qk-first is legal";
+    result.reason =
+        std::string(shape.score == Score::Softmax ? "softmax" : "relu2") +
+        " has no product form: only qk-first is legal";
     return result;
   }
   Strategy kv = bestKvFirst(shape, target);
@@ -649,8 +721,8 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
     reason << ", memory-bound";
   reason << ")";
   if (result.crossoverN) {
-    reason << "; kv-first wins from N = " << *result.crossoverN << ", and N = "
-           << shape.queries << " is "
+    reason << "; kv-first wins from N = " << *result.crossoverN
+           << ", and N = " << shape.queries << " is "
            << (shape.queries >= *result.crossoverN ? "above" : "below")
            << " it";
   } else {
@@ -675,7 +747,14 @@ enum Unknown {
   ChunkState, ///< chunk_half_efficiency × State, per FLOP / chunk
   Intra,
   Feature,
-  Launch,
+  QkHead, ///< fixed seconds per (batch, head), per kind of strategy
+  QkMaskedHead,
+  KvHead,
+  ChunkedHead,
+  QkCall, ///< fixed seconds per call, per kind of strategy
+  QkMaskedCall,
+  KvCall,
+  ChunkedCall,
   NumUnknowns
 };
 } // namespace
@@ -690,11 +769,18 @@ static void columns(const Work &work, double (&row)[NumUnknowns]) {
     row[ChunkState] = work.stateFlops / work.chunk;
   row[Intra] = work.intraFlops;
   row[Feature] = work.featureFlops;
-  row[Launch] = work.launches;
+  // Fixed costs are fitted per call of each kind of strategy (which covers
+  // launch_overhead, per launch), not per launch.
+  Kind kind = kindOf(work);
+  int offset = kind == Kind::Qk         ? 0
+               : kind == Kind::QkMasked ? 1
+               : kind == Kind::Kv       ? 2
+                                        : 3;
+  row[QkHead + offset] = work.heads;
+  row[QkCall + offset] = 1;
 }
 
-void cost::fitTarget(const std::vector<Measurement> &samples,
-                     Target &target) {
+void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   // Minimise Σ ((A x - t) / t)² over x ≥ 0 by cyclic coordinate descent:
   // each step is the exact minimum along one unknown, clipped at 0. The
   // problem is small (a few dozen samples, nine unknowns) and convex.
@@ -717,7 +803,14 @@ void cost::fitTarget(const std::vector<Measurement> &samples,
   x[ChunkState] = target.chunkHalfEfficiency * x[State];
   x[Intra] = 1 / (peak * target.chunkedEfficiency);
   x[Feature] = 1 / (peak * target.featureEfficiency);
-  x[Launch] = target.launchOverhead;
+  x[QkHead] = target.qkHeadOverhead;
+  x[QkMaskedHead] = target.qkMaskedHeadOverhead;
+  x[KvHead] = target.kvHeadOverhead;
+  x[ChunkedHead] = target.chunkedHeadOverhead;
+  x[QkCall] = target.qkCallOverhead;
+  x[QkMaskedCall] = target.qkMaskedCallOverhead;
+  x[KvCall] = target.kvCallOverhead;
+  x[ChunkedCall] = target.chunkedCallOverhead;
   bool seen[NumUnknowns] = {};
   for (const auto &row : rows)
     for (int j = 0; j < NumUnknowns; ++j)
@@ -760,8 +853,61 @@ void cost::fitTarget(const std::vector<Measurement> &samples,
     target.chunkedEfficiency = efficiency(Intra);
   if (seen[Feature])
     target.featureEfficiency = efficiency(Feature);
-  if (seen[Launch])
-    target.launchOverhead = x[Launch];
+  // The per-call unknowns replace launch_overhead (per launch) once any
+  // kind's is measured; a kind not measured keeps its fixed cost.
+  if (seen[QkCall] || seen[QkMaskedCall] || seen[KvCall] || seen[ChunkedCall]) {
+    double launch = target.launchOverhead;
+    auto perCall = [&](Unknown j, double &field, int launches) {
+      field = seen[j] ? x[j] : field + launches * launch;
+    };
+    perCall(QkCall, target.qkCallOverhead, 1);
+    perCall(QkMaskedCall, target.qkMaskedCallOverhead, 1);
+    perCall(KvCall, target.kvCallOverhead, 2);
+    perCall(ChunkedCall, target.chunkedCallOverhead, 2);
+    target.launchOverhead = 0;
+  }
+  if (seen[QkHead])
+    target.qkHeadOverhead = x[QkHead];
+  if (seen[QkMaskedHead])
+    target.qkMaskedHeadOverhead = x[QkMaskedHead];
+  if (seen[KvHead])
+    target.kvHeadOverhead = x[KvHead];
+  if (seen[ChunkedHead])
+    target.chunkedHeadOverhead = x[ChunkedHead];
+
+  // What the chunk formula misses per chunk size: the geometric mean of the
+  // measured compute time (less the fixed costs) over the predicted one,
+  // when more than one chunk was measured (a single chunk's scale would
+  // only absorb the fit's error).
+  Target unscaled = target;
+  std::fill(std::begin(unscaled.chunkScale), std::end(unscaled.chunkScale),
+            -1.0);
+  double logSum[Target::kChunkScales] = {};
+  int count[Target::kChunkScales] = {};
+  for (const Measurement &sample : samples) {
+    if (sample.work.chunk <= 0)
+      continue;
+    for (int i = 0; i < Target::kChunkScales; ++i) {
+      if (sample.work.chunk != (16 << i))
+        continue;
+      double compute = computeSeconds(sample.work, unscaled);
+      double fixed =
+          predictSeconds(sample.work, unscaled) -
+          std::max(compute, sample.work.bytes / unscaled.memoryBandwidth);
+      double measured = sample.seconds - fixed;
+      if (compute > 0 && measured > 0) {
+        logSum[i] += std::log(measured / compute);
+        ++count[i];
+      }
+    }
+  }
+  int measuredChunks = 0;
+  for (int i = 0; i < Target::kChunkScales; ++i)
+    measuredChunks += count[i] > 0;
+  if (measuredChunks > 1)
+    for (int i = 0; i < Target::kChunkScales; ++i)
+      if (count[i] > 0)
+        target.chunkScale[i] = std::exp(logSum[i] / count[i]);
 }
 
 LayerView cost::layerView(int64_t heads, int64_t headDim,

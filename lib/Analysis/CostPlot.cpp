@@ -115,7 +115,8 @@ std::string cost::plotStrategies(const std::vector<PlotTerm> &terms,
     low = 1e-6;
     high = 1;
   }
-  double yLow = std::floor(std::log10(low)), yHigh = std::ceil(std::log10(high));
+  double yLow = std::floor(std::log10(low)),
+         yHigh = std::ceil(std::log10(high));
   if (yHigh <= yLow)
     yHigh = yLow + 1;
   double xLow = std::log2(static_cast<double>(lengths.front()));
@@ -144,16 +145,17 @@ std::string cost::plotStrategies(const std::vector<PlotTerm> &terms,
       << escape(title) << "</text>\n";
   // Axes, with a tick per power of two and per decade.
   svg << "<g class=\"axes\" stroke=\"#888\">\n"
-      << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\""
-      << plotWidth << "\" height=\"" << plotHeight << "\" fill=\"none\"/>\n";
+      << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plotWidth
+      << "\" height=\"" << plotHeight << "\" fill=\"none\"/>\n";
   for (int64_t n : lengths)
     svg << "<line x1=\"" << number(x(n)) << "\" y1=\"" << top + plotHeight
         << "\" x2=\"" << number(x(n)) << "\" y2=\"" << top
         << "\" stroke=\"#eee\"/>\n";
   for (double decade = yLow; decade <= yHigh; ++decade)
-    svg << "<line x1=\"" << left << "\" y1=\"" << number(y(std::pow(10, decade)))
-        << "\" x2=\"" << left + plotWidth << "\" y2=\""
-        << number(y(std::pow(10, decade))) << "\" stroke=\"#eee\"/>\n";
+    svg << "<line x1=\"" << left << "\" y1=\""
+        << number(y(std::pow(10, decade))) << "\" x2=\"" << left + plotWidth
+        << "\" y2=\"" << number(y(std::pow(10, decade)))
+        << "\" stroke=\"#eee\"/>\n";
   svg << "</g>\n<g class=\"labels\">\n";
   for (int64_t n : lengths)
     svg << "<text x=\"" << number(x(n)) << "\" y=\"" << top + plotHeight + 16
@@ -208,8 +210,7 @@ std::string cost::plotStrategies(const std::vector<PlotTerm> &terms,
         << number(legendY - 4) << "\" x2=\"" << left + plotWidth + 32
         << "\" y2=\"" << number(legendY - 4) << "\" stroke=\"" << color
         << "\" stroke-width=\"2\"/>\n<text x=\"" << left + plotWidth + 36
-        << "\" y=\"" << number(legendY) << "\">" << escape(name)
-        << "</text>\n";
+        << "\" y=\"" << number(legendY) << "\">" << escape(name) << "</text>\n";
     for (const MeasuredPoint &point : measured) {
       if (point.term != curve.term || point.strategy != curve.strategy ||
           point.seconds <= 0 || point.length < lengths.front() ||

@@ -473,6 +473,7 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
       double median = seconds[seconds.size() / 2];
       json["bench"] =
           llvm::json::Object{{"median_s", median},
+                             {"min_s", seconds.front()},
                              {"runs", static_cast<int64_t>(benchRepeats)},
                              {"flops", flops},
                              {"gflops", flops / median / 1e9}};

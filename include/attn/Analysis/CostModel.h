@@ -30,13 +30,13 @@ struct TermShape {
   Score score = Score::Softmax;
   FeatureMap featureMap = FeatureMap::None;
   MaskKind mask = MaskKind::None;
-  int64_t maskBlock = 0; ///< c of block / block_causal / prior_blocks.
-  int64_t batch = 1;     ///< B
-  int64_t heads = 1;     ///< H
-  int64_t queries = 1;   ///< N
-  int64_t keys = 1;      ///< M
-  int64_t featureDim = 1; ///< D
-  int64_t valueDim = 1;   ///< E
+  int64_t maskBlock = 0;       ///< c of block / block_causal / prior_blocks.
+  int64_t batch = 1;           ///< B
+  int64_t heads = 1;           ///< H
+  int64_t queries = 1;         ///< N
+  int64_t keys = 1;            ///< M
+  int64_t featureDim = 1;      ///< D
+  int64_t valueDim = 1;        ///< E
   int64_t numFeatures = 0;     ///< m of FAVOR+ (0 otherwise).
   int64_t projectedLength = 0; ///< Linformer k (0 = no projection).
 
@@ -58,15 +58,15 @@ struct TermShape {
 /// close each family of loops gets to the machine's peak.
 struct Target {
   std::string name = "cpu";
-  double peakFlops = 210e9;       ///< FLOP/s of all cores together (fp32).
-  double memoryBandwidth = 31e9;  ///< Bytes/s.
+  double peakFlops = 210e9;      ///< FLOP/s of all cores together (fp32).
+  double memoryBandwidth = 31e9; ///< Bytes/s.
   int64_t cores = 2;
-  int64_t elementBytes = 4;       ///< f32
+  int64_t elementBytes = 4; ///< f32
   /// FLOPs charged for one exp (the weight of softmax and FAVOR+).
   double expFlops = 8;
   /// Fraction of peakFlops each family reaches.
-  double qkEfficiency = 0.5;      ///< tiled (flash) qk-first loops
-  double kvEfficiency = 0.7;      ///< kv-first: two GEMM-shaped contractions
+  double qkEfficiency = 0.5;       ///< tiled (flash) qk-first loops
+  double kvEfficiency = 0.7;       ///< kv-first: two GEMM-shaped contractions
   double chunkedEfficiency = 0.45; ///< small c×c blocks plus state updates
   double featureEfficiency = 0.25; ///< elementwise feature maps
   /// The state contractions of chunked kv-first run at kvEfficiency·c/(c+h)
@@ -88,6 +88,27 @@ struct Target {
   /// efficiency.
   double qkMaskedEfficiency = -1;
   double qkKernelMaskedEfficiency = -1;
+  /// Fixed seconds per (batch, head) and call of each kind of strategy
+  /// (setting up tiles, workspaces and states, which small N do not
+  /// amortise): qk-first unmasked and masked, kv-first, causal chunked
+  /// kv-first. Built-in: 0 (launch_overhead only).
+  double qkHeadOverhead = 0;
+  double qkMaskedHeadOverhead = 0;
+  double kvHeadOverhead = 0;
+  double chunkedHeadOverhead = 0;
+  /// The same per call, on top of launch_overhead per launch.
+  double qkCallOverhead = 0;
+  double qkMaskedCallOverhead = 0;
+  double kvCallOverhead = 0;
+  double chunkedCallOverhead = 0;
+  /// Measured correction of causal chunked kv-first per chunk 2^(4+i)
+  /// (16 ... 1024): its predicted compute time is multiplied by it, for
+  /// chunk sizes whose code runs faster or slower than the chunk formula
+  /// says (register tiles that fit or not). < 0: none.
+  static constexpr int kChunkScales = 7;
+  double chunkScale[kChunkScales] = {-1, -1, -1, -1, -1, -1, -1};
+  /// The scale of \p chunk (1 when none).
+  double chunkScaleFor(double chunk) const;
 
   //===--- Where the numbers come from -------------------------------===//
   /// The machine `attnc calibrate` measured (empty: not calibrated).
@@ -115,7 +136,10 @@ Target nvptxTarget();
 /// comments); keys are the field names of Target (peak_flops,
 /// memory_bandwidth, cores, element_bytes, exp_flops, qk_efficiency,
 /// qk_kernel_efficiency, qk_masked_efficiency,
-/// qk_kernel_masked_efficiency, kv_efficiency,
+/// qk_kernel_masked_efficiency, kv_efficiency, qk_head_overhead,
+/// qk_masked_head_overhead, kv_head_overhead, chunked_head_overhead, the
+/// same four with call instead of head,
+/// chunk_scale_16 ... chunk_scale_1024,
 /// chunked_efficiency, feature_efficiency, chunk_half_efficiency,
 /// query_tile, key_tile, launch_overhead), `base = cpu|nvptx` to start from
 /// a built-in one, and the calibration's `version` (must be
@@ -141,10 +165,11 @@ std::string formatNumber(double value);
 /// What a strategy computes, by kernel family: the counts a target's rates
 /// turn into time (computeSeconds), and what a calibration fits them to.
 struct Work {
-  double qkFlops = 0;       ///< qk-first pair loops, unmasked terms
-  bool qkExp = false;       ///< those loops carry an exp (softmax)
-  bool qkMasked = false;    ///< under a causal or block mask
-  double stateFlops = 0;    ///< kv-first state and query contractions
+  double heads = 0;      ///< B·H
+  double qkFlops = 0;    ///< qk-first pair loops, unmasked terms
+  bool qkExp = false;    ///< those loops carry an exp (softmax)
+  bool qkMasked = false; ///< under a causal or block mask
+  double stateFlops = 0; ///< kv-first state and query contractions
   /// For causal chunked kv-first: the chunk c (the state contractions run
   /// at kv_efficiency · c/(c + chunk_half_efficiency)); 0 otherwise.
   double chunk = 0;
@@ -166,10 +191,13 @@ struct Measurement {
   double seconds = 0;
 };
 
-/// Fits \p target's efficiencies, chunk_half_efficiency and launch_overhead
-/// (peak, bandwidth and tiles stay) to \p measurements: weighted least
-/// squares on relative error of the compute side plus launches, every rate
-/// non-negative. A family no measurement exercises keeps its number.
+/// Fits \p target's efficiencies, chunk_half_efficiency, per-head overheads
+/// and chunk scales (peak, bandwidth and tiles stay) to \p measurements:
+/// weighted least squares on relative error of the compute side plus the
+/// fixed costs, every rate non-negative; then each measured chunk's scale
+/// as the geometric mean of its measured over predicted times. A family no
+/// measurement exercises keeps its number; launch_overhead becomes 0 (the
+/// per-head overheads hold the fixed costs).
 void fitTarget(const std::vector<Measurement> &measurements, Target &target);
 
 /// The estimate of one way to compute a term.
@@ -179,10 +207,10 @@ struct Strategy {
   /// kv-first; std::nullopt for plain kv-first.
   std::optional<int64_t> chunk;
   std::string description;
-  double flops = 0;     ///< A multiply-add counts 2.
-  double bytes = 0;     ///< Moved to and from memory.
-  double peakBytes = 0; ///< Extra memory beyond inputs and output.
-  double seconds = 0;   ///< Predicted on the target.
+  double flops = 0;          ///< A multiply-add counts 2.
+  double bytes = 0;          ///< Moved to and from memory.
+  double peakBytes = 0;      ///< Extra memory beyond inputs and output.
+  double seconds = 0;        ///< Predicted on the target.
   double computeSeconds = 0; ///< The compute side of the roofline.
   double memorySeconds = 0;  ///< The memory side of the roofline.
   Work work;
@@ -218,15 +246,17 @@ int64_t bestChunk(const TermShape &shape, const Target &target);
 /// The chunk a strategy uses: the key tile for qk-first; for kv-first the
 /// best chunk of a causal mask, the block of block / prior_blocks masks, and
 /// none otherwise.
-std::optional<int64_t> chooseChunk(const TermShape &shape,
-                                   const Target &target, Order order);
+std::optional<int64_t> chooseChunk(const TermShape &shape, const Target &target,
+                                   Order order);
 
 /// All legal strategies, the choice and the crossover.
 TermCost analyzeTerm(const TermShape &shape, const Target &target);
 
-/// The smallest N at which kv-first beats qk-first when N varies (and M with
-/// it when \p keysFollowQueries, as for self-attention), all other sizes
-/// fixed; std::nullopt if never (searched up to 2^30).
+/// The N from which kv-first keeps beating qk-first when N varies (and M
+/// with it when \p keysFollowQueries, as for self-attention), all other
+/// sizes fixed: above the last power of two where it loses, bisected;
+/// std::nullopt if it still loses at 2^30. (Fixed costs can make kv-first
+/// win at a few rows, lose in between and win again.)
 std::optional<int64_t> crossoverLength(const TermShape &shape,
                                        const Target &target,
                                        bool keysFollowQueries);
@@ -235,9 +265,9 @@ std::optional<int64_t> crossoverLength(const TermShape &shape,
 /// (hidden hd, FFN width 4hd), in multiply-adds per token:
 /// attention = 4(hd)² projections + 2n·hd quadratic, FFN = 8(hd)².
 struct LayerView {
-  int64_t attentionExceedsFfnN;  ///< n > 2hd
-  int64_t quadraticDominatesN;   ///< n > 6hd: 2n·hd > 12(hd)²
-  int64_t linearBeatsSoftmaxN;   ///< n > r²·d for r·d features
+  int64_t attentionExceedsFfnN; ///< n > 2hd
+  int64_t quadraticDominatesN;  ///< n > 6hd: 2n·hd > 12(hd)²
+  int64_t linearBeatsSoftmaxN;  ///< n > r²·d for r·d features
 };
 /// Saturates at INT64_MAX (sizes beyond any machine stay ordered and never
 /// wrap: signed overflow is undefined behaviour).

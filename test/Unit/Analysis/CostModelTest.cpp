@@ -897,9 +897,61 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
   EXPECT_NEAR(target.chunkHalfEfficiency, half, 0.1);
   EXPECT_NEAR(target.chunkedEfficiency, intra, 1e-3);
   EXPECT_NEAR(target.featureEfficiency, feature, 1e-3);
-  EXPECT_NEAR(target.launchOverhead, launch, 1e-8);
+  // Fixed costs are fitted per call of each kind: 1 launch for qk-first,
+  // 2 for kv-first.
+  EXPECT_EQ(target.launchOverhead, 0);
+  EXPECT_NEAR(target.qkCallOverhead, launch, 1e-8);
+  EXPECT_NEAR(target.qkMaskedCallOverhead, launch, 1e-8);
+  EXPECT_NEAR(target.kvCallOverhead, 2 * launch, 1e-8);
+  EXPECT_NEAR(target.chunkedCallOverhead, 2 * launch, 1e-8);
+  for (int i : {0, 2, 4}) // 16, 64, 256: the formula fits them exactly
+    EXPECT_NEAR(target.chunkScale[i], 1.0, 1e-3);
   EXPECT_EQ(target.expFlops, 3);
   EXPECT_EQ(target.peakFlops, peak);
+}
+
+TEST(Fit, PerHeadOverheadsAndChunkScales) {
+  // Fixed costs: 2 us per call and launch, plus 10 us per head for
+  // qk-first, 4 us for chunked kv-first; chunk 32 runs at 0.8x the chunk
+  // formula's time and chunk 64 at 1.5x (its code is slower).
+  const double peak = 1e11, launch = 2e-6, qkHead = 1e-5, chunkedHead = 4e-6;
+  const double qk = 0.5, kv = 0.5, half = 32, intra = 0.25;
+  std::vector<Measurement> samples;
+  for (double heads : {1.0, 8.0}) {
+    for (double flops : {1e5, 1e7, 1e9}) {
+      Work q = qkWork(flops, false, false);
+      q.heads = heads;
+      samples.push_back({q, flops / (peak * qk) + launch + heads * qkHead});
+      for (double chunk : {16.0, 32.0, 64.0}) {
+        double scale = chunk == 32 ? 0.8 : chunk == 64 ? 1.5 : 1.0;
+        Work c = kvWork(flops, chunk, flops * chunk / 64, 0);
+        c.heads = heads;
+        double compute = flops / (peak * kv * chunk / (chunk + half)) +
+                         flops * chunk / 64 / (peak * intra);
+        samples.push_back(
+            {c, scale * compute + 2 * launch + heads * chunkedHead});
+      }
+    }
+  }
+  Target target = cpuTarget();
+  target.peakFlops = peak;
+  fitTarget(samples, target);
+  EXPECT_NEAR(target.qkHeadOverhead, qkHead, 2e-7);
+  EXPECT_NEAR(target.chunkedHeadOverhead, chunkedHead, 2e-7);
+  EXPECT_NEAR(target.qkCallOverhead, launch, 2e-7);
+  EXPECT_NEAR(target.chunkedCallOverhead, 2 * launch, 4e-7);
+  // Never measured: kv-first keeps its 2 launches of the built-in 2 us.
+  EXPECT_EQ(target.kvHeadOverhead, 0);
+  EXPECT_NEAR(target.kvCallOverhead, 2 * cpuTarget().launchOverhead, 1e-12);
+  // The scales and the chunk formula share the chunk dependence (three
+  // chunks, more parameters), so only the predictions are pinned: every
+  // sample within 3%, where the formula alone cannot bend to 0.8x and 1.5x.
+  EXPECT_GT(target.chunkScale[0], 0);
+  EXPECT_GT(target.chunkScale[2], 0);
+  EXPECT_LT(target.chunkScale[3], 0); // 128 not measured
+  for (const Measurement &sample : samples)
+    EXPECT_NEAR(predictSeconds(sample.work, target) / sample.seconds, 1.0,
+                0.03);
 }
 
 TEST(Fit, FamiliesWithoutSamplesKeepTheirNumbers) {
@@ -917,6 +969,8 @@ TEST(Fit, FamiliesWithoutSamplesKeepTheirNumbers) {
 TEST(Targets, PrintParsesBack) {
   Target target = nvptxTarget();
   target.qkKernelMaskedEfficiency = 0.125;
+  target.chunkScale[2] = 1.25;
+  target.kvHeadOverhead = 3e-6;
   target.machine = "Some GPU; 132 SMs";
   target.calibrated = "2026-12-01";
   std::string text = printTarget(target, "first line\nsecond line");
@@ -932,6 +986,10 @@ TEST(Targets, PrintParsesBack) {
   EXPECT_EQ(back.calibrated, "2026-12-01");
   EXPECT_EQ(back.qkKernelMaskedEfficiency, 0.125);
   EXPECT_EQ(back.qkKernelEfficiency, -1); // unset stays unset
+  EXPECT_EQ(back.chunkScale[2], 1.25);
+  EXPECT_EQ(back.chunkScaleFor(64), 1.25);
+  EXPECT_EQ(back.chunkScaleFor(128), 1.0);
+  EXPECT_EQ(back.kvHeadOverhead, 3e-6);
   EXPECT_EQ(back.peakFlops, target.peakFlops);
   EXPECT_EQ(back.chunkHalfEfficiency, target.chunkHalfEfficiency);
   EXPECT_EQ(back.launchOverhead, target.launchOverhead);
