@@ -111,6 +111,7 @@ static const TargetField kTargetFields[] = {
     {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr, false},
     {"query_tile", nullptr, &Target::queryTile, false},
     {"key_tile", nullptr, &Target::keyTile, false},
+    {"qk_whole_tiles", nullptr, &Target::qkWholeTiles, false},
     {"launch_overhead", &Target::launchOverhead, nullptr, false},
     {"qk_head_overhead", &Target::qkHeadOverhead, nullptr, false},
     {"qk_masked_head_overhead", &Target::qkMaskedHeadOverhead, nullptr, false},
@@ -174,7 +175,8 @@ static bool setField(Target &target, const std::string &key,
   double number = std::strtod(value.c_str(), &end);
   bool mayBeZero = key == "launch_overhead" || key == "chunk_half_efficiency" ||
                    key.find("head_overhead") != std::string::npos ||
-                   key.find("call_overhead") != std::string::npos;
+                   key.find("call_overhead") != std::string::npos ||
+                   key == "qk_whole_tiles";
   if (value.empty() || *end != '\0' || !std::isfinite(number) || number < 0 ||
       (number == 0 && !mayBeZero))
     return error = "'" + key + "' needs a positive number, got '" + value + "'",
@@ -195,6 +197,8 @@ static bool setField(Target &target, const std::string &key,
                false;
       target.*field.real = number;
     } else {
+      if (key == "qk_whole_tiles" && number > 1)
+        return error = "'qk_whole_tiles' is 0 or 1, got '" + value + "'", false;
       if (number != std::floor(number) || number > (1 << 30))
         return error = "'" + key + "' needs an integer up to 2^30, got '" +
                        value + "'",
@@ -458,6 +462,27 @@ static void finish(Strategy &strategy, const Target &target) {
   strategy.seconds = predictSeconds(work, target);
 }
 
+/// The pairs qk-first loops compute when they run whole tiles (every query
+/// tile × key tile block with an unmasked pair, in full, a partial tile
+/// padded): exact for no mask and for causal masks with square tiles, the
+/// mask's pairs over the padded sizes otherwise.
+static double wholeTilePairs(MaskKind mask, int64_t block, int64_t queries,
+                             int64_t keys, int64_t queryTile, int64_t keyTile) {
+  auto roundUp = [](int64_t size, int64_t tile) {
+    return std::ceil(static_cast<double>(size) / tile) * tile;
+  };
+  double paddedQueries = roundUp(queries, queryTile);
+  double paddedKeys = roundUp(keys, keyTile);
+  if (mask == MaskKind::None)
+    return paddedQueries * paddedKeys;
+  if (mask == MaskKind::Causal && queryTile == keyTile && queries <= keys) {
+    double tiles = paddedQueries / queryTile;
+    return static_cast<double>(queryTile) * keyTile * tiles * (tiles + 1) / 2;
+  }
+  return unmaskedPairs(mask, block, static_cast<int64_t>(paddedQueries),
+                       static_cast<int64_t>(paddedKeys));
+}
+
 Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   Strategy strategy;
   strategy.order = Order::QkFirst;
@@ -480,6 +505,14 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   else
     perPair += 1; // row sum for the normaliser
   double pairFlops = pairs * perPair * heads;
+  // What the loops compute, for the time: whole tiles when the target says
+  // its code runs them (a calibration measures that it does).
+  double computedPairFlops =
+      target.qkWholeTiles ? wholeTilePairs(mask, shape.maskBlock, shape.queries,
+                                           shape.attendedKeys(),
+                                           target.queryTile, target.keyTile) *
+                                perPair * heads
+                          : pairFlops;
   // Online softmax rescales the accumulator once per key tile.
   double rescaleFlops = 0;
   if (shape.score == Score::Softmax)
@@ -490,7 +523,7 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
 
   Work &work = strategy.work;
   work.heads = heads;
-  work.qkFlops = pairFlops + rescaleFlops + divideFlops;
+  work.qkFlops = computedPairFlops + rescaleFlops + divideFlops;
   work.qkExp = shape.score == Score::Softmax;
   work.qkMasked = mask != MaskKind::None;
   work.featureFlops = features;
@@ -508,6 +541,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   work.launches = shape.projectedLength > 0 ? 2 : 1;
   finish(strategy, target);
+  // The FLOPs reported are the useful ones, padding or not.
+  strategy.flops += pairFlops - computedPairFlops;
   strategy.peakBytes = static_cast<double>(target.queryTile) * target.keyTile *
                        target.elementBytes *
                        std::min<double>(heads, target.cores);

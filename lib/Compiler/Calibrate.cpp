@@ -544,6 +544,10 @@ bool compiler::calibrate(const CalibrateOptions &options,
   }
 
   cost::Target before = target;
+  // The fitted model counts the tiles the code computes (its qk-first
+  // loops run whole tiles), which the built-in one does not.
+  cost::Target counting = target;
+  counting.qkWholeTiles = 1;
   std::vector<Probe> list = probes();
   for (size_t i = 0; i < list.size();) {
     const char *family = list[i].family;
@@ -558,16 +562,17 @@ bool compiler::calibrate(const CalibrateOptions &options,
       CalibrationSample sample;
       sample.label = probeLabel(list[i]);
       cost::TermShape shape = probeShape(list[i]);
-      sample.work =
-          list[i].order == cost::Order::QkFirst
-              ? cost::estimateQkFirst(shape, before).work
-              : cost::estimateKvFirst(
-                    shape, before,
-                    list[i].chunk > 0 ? std::optional<int64_t>(list[i].chunk)
-                                      : std::nullopt)
-                    .work;
+      auto estimate = [&](const cost::Target &model) {
+        if (list[i].order == cost::Order::QkFirst)
+          return cost::estimateQkFirst(shape, model);
+        return cost::estimateKvFirst(shape, model,
+                                     list[i].chunk > 0
+                                         ? std::optional<int64_t>(list[i].chunk)
+                                         : std::nullopt);
+      };
+      sample.work = estimate(counting).work;
       sample.seconds = std::max(timed.seconds, 1e-9);
-      sample.before = cost::predictSeconds(sample.work, before);
+      sample.before = estimate(before).seconds;
       progress << " " << sample.label.substr(sample.label.rfind("H=")) << " "
                << cost::formatSeconds(sample.seconds, 3);
       result.samples.push_back(sample);
@@ -578,6 +583,7 @@ bool compiler::calibrate(const CalibrateOptions &options,
   std::vector<cost::Measurement> measurements;
   for (const CalibrationSample &sample : result.samples)
     measurements.push_back({sample.work, sample.seconds});
+  target.qkWholeTiles = 1;
   cost::fitTarget(measurements, target);
   for (CalibrationSample &sample : result.samples)
     sample.after = cost::predictSeconds(sample.work, target);

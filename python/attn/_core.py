@@ -503,6 +503,8 @@ def compile(
     newline) to a Kernel. See docs/python.md."""
     text, path = _spec_source(spec)
     with _Options() as opts:
+        if isinstance(target, os.PathLike):  # a target description file
+            target = os.fsdecode(os.fspath(target))
         opts.set("target", _str_option("target", target))
         if chip is not None:
             opts.set("chip", _str_option("chip", chip))

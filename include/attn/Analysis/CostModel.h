@@ -78,6 +78,12 @@ struct Target {
   int64_t queryTile = 64;
   /// Key rows per tile of the qk-first loops (the `chunk` it records).
   int64_t keyTile = 64;
+  /// 1: the qk-first loops compute whole query × key tiles (a partial tile
+  /// padded, a diagonal tile of a causal mask in full), so their time
+  /// follows the tiles' pairs rather than the unmasked ones; 0 (built-in):
+  /// the unmasked pairs. The FLOPs reported are the unmasked ones either
+  /// way.
+  int64_t qkWholeTiles = 0;
   /// Fixed cost per kernel launch or parallel loop, in seconds.
   double launchOverhead = 2e-6;
   /// Fraction of peakFlops the qk-first loops of kernel and relu2 terms
@@ -141,7 +147,8 @@ Target nvptxTarget();
 /// same four with call instead of head,
 /// chunk_scale_16 ... chunk_scale_1024,
 /// chunked_efficiency, feature_efficiency, chunk_half_efficiency,
-/// query_tile, key_tile, launch_overhead), `base = cpu|nvptx` to start from
+/// query_tile, key_tile, qk_whole_tiles, launch_overhead), `base =
+/// cpu|nvptx` to start from
 /// a built-in one, and the calibration's `version` (must be
 /// kTargetFormatVersion when present), `machine` and `calibrated`. A JSON
 /// object with the same keys is accepted too. Returns an empty string on

@@ -995,6 +995,35 @@ TEST(Targets, PrintParsesBack) {
   EXPECT_EQ(back.launchOverhead, target.launchOverhead);
 }
 
+TEST(QkFirst, WholeTilesCountPaddedAndDiagonalTiles) {
+  // elu1, D = E = 64, one head: 2·64 + 2·64 + 1 = 257 FLOPs per pair.
+  TermShape shape;
+  shape.score = Score::Kernel;
+  shape.featureMap = FeatureMap::Elu1;
+  shape.queries = shape.keys = 16;
+  shape.featureDim = shape.valueDim = 64;
+  Target plain = cpuTarget(), tiles = cpuTarget();
+  tiles.qkWholeTiles = 1;
+  // N = 16 pads to one 64×64 tile: 4096 pairs instead of 256; the divide
+  // is N·E = 1024 either way.
+  expectNear(estimateQkFirst(shape, plain).work.qkFlops, 256 * 257 + 1024);
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 4096 * 257 + 1024);
+  // The FLOPs reported stay the useful ones.
+  expectNear(estimateQkFirst(shape, tiles).flops,
+             estimateQkFirst(shape, plain).flops);
+  // Causal N = 128: 2 tiles a side, 3 on or below the diagonal: 3·4096
+  // pairs against 128·129/2 = 8256.
+  shape.queries = shape.keys = 128;
+  shape.mask = MaskKind::Causal;
+  expectNear(estimateQkFirst(shape, plain).work.qkFlops,
+             8256.0 * 257 + 128 * 64);
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops,
+             3 * 4096.0 * 257 + 128 * 64);
+  Target t = cpuTarget();
+  EXPECT_EQ(parseTarget("qk_whole_tiles = 2\n", t),
+            "line 1: 'qk_whole_tiles' is 0 or 1, got '2'");
+}
+
 TEST(Targets, MaskedAndKernelEfficienciesFallBack) {
   Target target = cpuTarget();
   EXPECT_EQ(target.qk(true, true), target.qkEfficiency);
