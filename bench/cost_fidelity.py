@@ -25,6 +25,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from cpu_vs_torch import cpu_flags, cpu_model  # noqa: E402 (stdlib only)
 
 VARIANTS = {
     # name: (score line, extra inputs, extra term lines, feature width)
@@ -35,23 +37,6 @@ VARIANTS = {
     "cosformer": ("kernel cosformer", "", ""),
 }
 CHUNKS = [16, 32, 64, 128, 256]
-
-
-def cpu_description():
-    model, flags = "unknown", ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name") and model == "unknown":
-                    model = line.split(":", 1)[1].strip()
-                if line.startswith("flags") and not flags:
-                    flags = line.split(":", 1)[1]
-    except OSError:
-        pass
-    isa = ("AVX-512" if "avx512f" in flags.split() else
-           "AVX2+FMA" if "avx2" in flags.split() and "fma" in flags.split()
-           else "SSE/AVX")
-    return model, isa
 
 
 def spec_text(variant, causal, n, d, heads, projected, order, chunk):
@@ -184,6 +169,9 @@ def main():
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--json", help="write every measurement here")
     parser.add_argument("--output", help="write the markdown table here")
+    parser.add_argument("--plot-dir",
+                        help="write, per group, attnc report --plot of the "
+                        "calibrated model with the measured times on it")
     args = parser.parse_args()
     if args.quick:
         args.dims, args.max_n = "64", 4096
@@ -191,7 +179,16 @@ def main():
         args.linformer = "64"
         args.repeat = min(args.repeat, 5)
 
-    model, isa = cpu_description()
+    model, flags = cpu_model(), cpu_flags()
+    isa = ("AVX-512" if "avx512f" in flags else
+           "AVX2+FMA" if "avx2" in flags and "fma" in flags else "SSE/AVX")
+    table = []
+
+    def emit(line=""):
+        """Prints a line of the report and keeps it for --output."""
+        print(line, flush=True)
+        table.append(line)
+
     work = tempfile.mkdtemp(prefix="attn-fidelity-")
     runner = Runner(args, work)
     builtin = os.path.join(work, "builtin.target")
@@ -203,12 +200,12 @@ def main():
         cmd = [args.attnc, "calibrate", "-o", calibration]
         if args.threads:
             cmd += ["--threads", str(args.threads)]
-        print("# " + " ".join(cmd), flush=True)
+        emit("# " + " ".join(cmd))
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode:
             sys.exit("cost_fidelity: attnc calibrate failed:\n" + out.stderr)
-        sys.stdout.write("".join("# " + l + "\n"
-                                 for l in out.stdout.splitlines()))
+        for line in out.stdout.splitlines():
+            emit("# " + line)
     targets = {"before": builtin, "after": calibration}
 
     points = []
@@ -227,12 +224,12 @@ def main():
                 if n > k:
                     points.append(("elu1", False, n, d, args.heads, k))
 
-    print("# cost_fidelity: %s, %s, %s threads, B = 1, H = %d, fastest of "
+    emit("# cost_fidelity: %s, %s, %s threads, B = 1, H = %d, fastest of "
           "%d rounds of %d calls" % (model, isa, args.threads or os.cpu_count(),
                                      args.heads, args.rounds, args.repeat))
-    print("| variant | mask | D | N | best (ms) | before | ratio | after | "
+    emit("| variant | mask | D | N | best (ms) | before | ratio | after | "
           "ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    emit("|---|---|---|---|---|---|---|---|---|")
     results = []
     for point in points:
         times, chosen = measure_point(runner, point, targets)
@@ -248,9 +245,9 @@ def main():
         results.append(row)
         variant, causal, n, d, heads, k = point
         label = variant + (" (Linformer k=%d)" % k if k else "")
-        print("| %s | %s | %d | %d | %s %.3f | %s |" % (
+        emit("| %s | %s | %d | %d | %s %.3f | %s |" % (
             label, "causal" if causal else "none", d, n, best_name,
-            best * 1e3, " | ".join(cells)), flush=True)
+            best * 1e3, " | ".join(cells)))
 
     # Summary and crossovers.
     lines = []
@@ -297,12 +294,12 @@ def main():
                 entry[label + "_error"] = 0.0 if entry[label] <= ns[0] \
                     else entry[label] / ns[0] - 1
         crossovers.append(entry)
-    print()
+    emit()
     for line in lines:
-        print(line)
-    print()
-    print("| variant | mask | D | measured crossover | before | after |")
-    print("|---|---|---|---|---|---|")
+        emit(line)
+    emit()
+    emit("| variant | mask | D | measured crossover | before | after |")
+    emit("|---|---|---|---|---|---|")
 
     def predicted(entry, label):
         error = entry.get(label + "_error")
@@ -310,20 +307,63 @@ def main():
                                       if error is not None else "")
     for entry in crossovers:
         variant, causal, d, k = entry["group"]
-        print("| %s | %s | %d | %s | %s | %s |" % (
+        emit("| %s | %s | %d | %s | %s | %s |" % (
             variant + (" (Linformer k=%d)" % k if k else ""),
             "causal" if causal else "none", d, entry["measured"] or "none",
             predicted(entry, "before"), predicted(entry, "after")))
     for label in ("before", "after"):
         errors = [abs(e[label + "_error"]) for e in crossovers
                   if label + "_error" in e]
-        print("%s: %d of %d interpolated crossovers within 25%%" % (
+        emit("%s: %d of %d interpolated crossovers within 25%%" % (
             label, sum(1 for e in errors if e <= 0.25), len(errors)))
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write("\n".join(table) + "\n")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": model, "isa": isa, "results": results,
                        "crossovers": crossovers,
                        "calibration": open(calibration).read()}, f, indent=1)
+    if args.plot_dir:
+        plot_groups(runner, groups, calibration, args.plot_dir)
+
+
+def plot_strategy(name):
+    """The name `attnc report --plot` gives a strategy of this script."""
+    if name == "qk":
+        return "qk_first"
+    if name == "kv":
+        return "kv_first"
+    return "kv_first c=" + name[len("kv/c"):]
+
+
+def plot_groups(runner, groups, calibration, folder):
+    """Per group, `attnc report --plot` of its spec at its largest N with
+    the calibrated numbers, the measured times drawn on the curves."""
+    os.makedirs(folder, exist_ok=True)
+    for (variant, causal, d, k), rows in groups.items():
+        name = "%s-%s-d%d%s" % (variant.replace("+", "plus"),
+                                "causal" if causal else "none", d,
+                                "-k%d" % k if k else "")
+        points = []
+        for r in rows:
+            for strategy, seconds in r["times"].items():
+                points.append({"term": "t0", "n": r["point"][2],
+                               "seconds": seconds,
+                               "strategy": plot_strategy(strategy)})
+        measured = os.path.join(folder, name + ".json")
+        with open(measured, "w") as f:
+            json.dump({"points": points}, f, indent=1)
+        last = rows[-1]["point"]
+        spec = runner.write(spec_text(variant, causal, last[2], d, last[4], k,
+                                      None, None))
+        cmd = [runner.args.attnc, "report", spec, "--target", calibration,
+               "--plot", os.path.join(folder, name + ".svg"),
+               "--measured", measured]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode:
+            sys.exit("cost_fidelity: %s failed:\n%s" % (" ".join(cmd),
+                                                        out.stderr))
 
 
 if __name__ == "__main__":
