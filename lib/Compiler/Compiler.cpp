@@ -373,13 +373,17 @@ void attn::compiler::initializeNativeTarget() {
 std::string Compiler::resolveCostTarget() {
   if (!options.costTarget.empty())
     return options.costTarget;
-  std::string warning;
-  std::string name = defaultCostTarget(options.target, warning);
-  if (!warning.empty() && !warnedCostTarget) {
-    warnedCostTarget = true;
-    diagnostics << options.toolName << ": warning: " << warning << "\n";
+  // The lookup reads /proc/cpuinfo and parses the cached file: once, not
+  // at every stage that builds a pipeline.
+  if (!defaultCostTargetCache ||
+      defaultCostTargetCache->first != options.target) {
+    std::string warning;
+    std::string name = defaultCostTarget(options.target, warning);
+    if (!warning.empty())
+      diagnostics << options.toolName << ": warning: " << warning << "\n";
+    defaultCostTargetCache.emplace(options.target, std::move(name));
   }
-  return name;
+  return defaultCostTargetCache->second;
 }
 
 std::optional<mlir::attn::CpuTarget> Compiler::resolveCpu() {

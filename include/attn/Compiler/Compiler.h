@@ -184,8 +184,8 @@ public:
   std::unique_ptr<Kernel> loadKernel(CompiledObject compiled);
 
   /// What the cost model decides with: options.costTarget, or the default
-  /// for the code's target (a warning is written once when a calibration
-  /// in the cache is ignored).
+  /// for the code's target, looked up once per code target (a warning is
+  /// written then when a calibration in the cache is ignored).
   std::string resolveCostTarget();
   /// The options' CPU, resolved; writes an error for an unknown one.
   std::optional<mlir::attn::CpuTarget> resolveCpu();
@@ -232,7 +232,8 @@ private:
   std::unique_ptr<frontend::SourceFile> source;
   std::unique_ptr<frontend::Spec> spec;
   PassMessages passMessages = PassMessages::FirstError;
-  bool warnedCostTarget = false;
+  /// The default cost target of the code target it was looked up for.
+  std::optional<std::pair<Target, std::string>> defaultCostTargetCache;
   bool reportedError = false;
   /// Set while generateModule verifies: the first verifier error.
   std::optional<frontend::Diagnostic> verifierError;
