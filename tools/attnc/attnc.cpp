@@ -659,10 +659,6 @@ static std::string synchronizeGpu() { return synchronizeDevice(); }
 static const CalibrationDevice kGpuDevice = {allocateOnGpu, releaseOnGpu,
                                              synchronizeGpu};
 
-static std::string formatSample(double seconds) {
-  return cost::formatSeconds(seconds, 3);
-}
-
 static int calibrateMachine() {
   CalibrateOptions options;
   if (targetName == "nvptx")
@@ -717,9 +713,9 @@ static int calibrateMachine() {
          << "sample | measured | predicted before | after\n";
   double logBefore = 0, logAfter = 0;
   for (const CalibrationSample &sample : result.samples) {
-    header << sample.label << " | " << formatSample(sample.seconds) << " | "
-           << formatSample(sample.before) << " | "
-           << formatSample(sample.after) << "\n";
+    header << sample.label << " | " << cost::formatSeconds(sample.seconds, 3)
+           << " | " << cost::formatSeconds(sample.before, 3) << " | "
+           << cost::formatSeconds(sample.after, 3) << "\n";
     logBefore += std::fabs(std::log(sample.before / sample.seconds));
     logAfter += std::fabs(std::log(sample.after / sample.seconds));
   }
@@ -729,13 +725,13 @@ static int calibrateMachine() {
   header << "geomean prediction error: " << cost::formatNumber(errorBefore)
          << "x before, " << cost::formatNumber(errorAfter) << "x after";
   std::string text = cost::printTarget(result.target, header.str());
-  if (!llvm::sys::fs::exists(llvm::sys::path::parent_path(path))) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(
-            llvm::sys::path::parent_path(path)))
-      return userError("cannot create '" +
-                       llvm::sys::path::parent_path(path).str() +
+  // The cache's targets/ folder may not exist yet; a bare file name
+  // needs none.
+  llvm::StringRef folder = llvm::sys::path::parent_path(path);
+  if (!folder.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(folder))
+      return userError("cannot create '" + folder.str() +
                        "': " + ec.message());
-  }
   if (std::string why = writeFilesAtomically({{path, text}}); !why.empty())
     return userError(why);
   if (jsonOutput) {
