@@ -123,8 +123,20 @@ static const TargetField kTargetFields[] = {
     {"chunked_call_overhead", &Target::chunkedCallOverhead, nullptr, false},
 };
 
+int Target::chunkScaleIndex(double chunk) {
+  for (int i = 0; i < kChunkScales; ++i)
+    if (chunk == (16 << i))
+      return i;
+  return -1;
+}
+
+double Target::chunkScaleFor(double chunk) const {
+  int index = chunkScaleIndex(chunk);
+  return index >= 0 && chunkScale[index] > 0 ? chunkScale[index] : 1;
+}
+
 /// "chunk_scale_64" → its index in Target::chunkScale, or -1.
-static int chunkScaleIndex(const std::string &key) {
+static int chunkScaleKeyIndex(const std::string &key) {
   const std::string prefix = "chunk_scale_";
   if (key.rfind(prefix, 0) != 0)
     return -1;
@@ -132,13 +144,6 @@ static int chunkScaleIndex(const std::string &key) {
     if (key.substr(prefix.size()) == std::to_string(16 << i))
       return i;
   return -1;
-}
-
-double Target::chunkScaleFor(double chunk) const {
-  for (int i = 0; i < kChunkScales; ++i)
-    if (chunk == (16 << i) && chunkScale[i] > 0)
-      return chunkScale[i];
-  return 1;
 }
 
 static bool setField(Target &target, const std::string &key,
@@ -181,7 +186,7 @@ static bool setField(Target &target, const std::string &key,
       (number == 0 && !mayBeZero))
     return error = "'" + key + "' needs a positive number, got '" + value + "'",
            false;
-  if (int index = chunkScaleIndex(key); index >= 0) {
+  if (int index = chunkScaleKeyIndex(key); index >= 0) {
     target.chunkScale[index] = number;
     return true;
   }
@@ -920,20 +925,18 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   double logSum[Target::kChunkScales] = {};
   int count[Target::kChunkScales] = {};
   for (const Measurement &sample : samples) {
-    if (sample.work.chunk <= 0)
+    int i =
+        sample.work.chunk > 0 ? Target::chunkScaleIndex(sample.work.chunk) : -1;
+    if (i < 0)
       continue;
-    for (int i = 0; i < Target::kChunkScales; ++i) {
-      if (sample.work.chunk != (16 << i))
-        continue;
-      double compute = computeSeconds(sample.work, unscaled);
-      double fixed =
-          predictSeconds(sample.work, unscaled) -
-          std::max(compute, sample.work.bytes / unscaled.memoryBandwidth);
-      double measured = sample.seconds - fixed;
-      if (compute > 0 && measured > 0) {
-        logSum[i] += std::log(measured / compute);
-        ++count[i];
-      }
+    double compute = computeSeconds(sample.work, unscaled);
+    double fixed =
+        predictSeconds(sample.work, unscaled) -
+        std::max(compute, sample.work.bytes / unscaled.memoryBandwidth);
+    double measured = sample.seconds - fixed;
+    if (compute > 0 && measured > 0) {
+      logSum[i] += std::log(measured / compute);
+      ++count[i];
     }
   }
   int measuredChunks = 0;

@@ -113,6 +113,8 @@ struct Target {
   /// says (register tiles that fit or not). < 0: none.
   static constexpr int kChunkScales = 7;
   double chunkScale[kChunkScales] = {-1, -1, -1, -1, -1, -1, -1};
+  /// The index of \p chunk in chunkScale, or -1 for another chunk.
+  static int chunkScaleIndex(double chunk);
   /// The scale of \p chunk (1 when none).
   double chunkScaleFor(double chunk) const;
 
