@@ -174,10 +174,7 @@ std::string cost::plotStrategies(const std::vector<PlotTerm> &terms,
 
   // Crossovers.
   for (const PlotTerm &term : terms) {
-    if (!term.shape.hasProductForm())
-      continue;
-    std::optional<int64_t> crossover = crossoverLength(
-        term.shape, target, term.shape.queries == term.shape.keys);
+    const std::optional<int64_t> &crossover = term.crossover;
     if (!crossover || *crossover < lengths.front() ||
         *crossover > lengths.back())
       continue;

@@ -135,7 +135,7 @@ bool Compiler::report(const SizeBindings &overrides,
     llvm::SmallVector<std::string> unused;
     cost::TermShape shape = mlir::attn::getTermShape(op, 0, unused);
     cost::TermCost decision = cost::analyzeTerm(shape, target);
-    plotTerms.push_back({decl.name, shape});
+    plotTerms.push_back({decl.name, shape, decision.crossoverN});
 
     os << "\nterm " << decl.name << ": " << toString(*decl.score);
     if (decl.featureMap != FeatureMap::None)

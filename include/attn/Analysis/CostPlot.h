@@ -12,17 +12,20 @@
 
 #include "attn/Analysis/CostModel.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace attn {
 namespace cost {
 
-/// One term to plot: its name in the spec and its shape at the spec's sizes
-/// (N and, for self-attention, M vary along the x axis).
+/// One term to plot: its name in the spec, its shape at the spec's sizes
+/// (N and, for self-attention, M vary along the x axis) and its crossover
+/// (TermCost::crossoverN of analyzeTerm on the same target).
 struct PlotTerm {
   std::string name;
   TermShape shape;
+  std::optional<int64_t> crossover;
 };
 
 /// A measured time, drawn on the curve of the same term and strategy.
