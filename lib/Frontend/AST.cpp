@@ -83,6 +83,12 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
     os << "\n";
     if (term.omega.isSet())
       os << "    omega " << term.omega.name << "\n";
+    if (term.decayRate)
+      os << "    decay " << *term.decayRate << "\n";
+    if (term.decay.isSet())
+      os << "    decay " << term.decay.name << "\n";
+    if (term.keyWeight.isSet())
+      os << "    key_weight " << term.keyWeight.name << "\n";
     if (term.projectKeys.isSet())
       os << "    project " << term.projectKeys.name << ", "
          << term.projectValues.name << "\n";

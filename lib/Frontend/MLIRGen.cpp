@@ -187,8 +187,9 @@ private:
         builder, loc, resultType, lookup(term.query), lookup(term.key),
         arguments.at(spec.value.name), lookup(term.omega),
         lookup(term.projectKeys), lookup(term.projectValues),
-        convert(*term.score), featureMap, mask, normalizer,
-        floatAttr(term.scale), floatAttr(term.eps), convert(term.order),
+        lookup(term.decay), lookup(term.keyWeight), convert(*term.score),
+        featureMap, mask, normalizer, floatAttr(term.scale),
+        floatAttr(term.eps), floatAttr(term.decayRate), convert(term.order),
         chunk, /*crossover=*/mlir::IntegerAttr());
     return op.getResult();
   }

@@ -427,8 +427,8 @@ private:
 
   static const std::vector<std::string> &termSettings() {
     static const std::vector<std::string> keywords = {
-        "query", "key",  "score", "mask",  "normalizer", "scale",
-        "eps",   "order", "chunk", "omega", "project"};
+        "query", "key",   "score", "mask",    "normalizer", "scale",     "eps",
+        "order", "chunk", "omega", "project", "decay",      "key_weight"};
     return keywords;
   }
   static bool isTermSetting(const std::string &word) {
@@ -463,6 +463,21 @@ private:
       return parseInputRef(term.key, "an input name");
     if (keyword == "omega")
       return parseInputRef(term.omega, "an input name");
+    if (keyword == "key_weight")
+      return parseInputRef(term.keyWeight, "an input name");
+    if (keyword == "decay") {
+      term.decayLoc = token.loc;
+      if (token.is(TokenKind::Identifier))
+        return parseInputRef(term.decay, "an input name or a number");
+      double value;
+      if (!parseNumber(value, term.decayLoc, "a decay"))
+        return false;
+      if (!std::isfinite(value) || value <= 0 || value > 1)
+        return fail(term.decayLoc,
+                    "decay must be in (0, 1], got " + formatNumber(value));
+      term.decayRate = value;
+      return true;
+    }
     if (keyword == "project")
       return parseInputRef(term.projectKeys, "the key projection input E") &&
              expectPunct(',', "between the projections E and F") &&

@@ -30,6 +30,20 @@ static bool isOmega(const Spec &spec, const std::string &name) {
   return false;
 }
 
+static bool isDecay(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.decay.name == name)
+      return true;
+  return false;
+}
+
+static bool isKeyWeight(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.keyWeight.name == name)
+      return true;
+  return false;
+}
+
 static bool isProjection(const Spec &spec, const std::string &name) {
   for (const TermDecl &term : spec.terms)
     if (term.projectKeys.name == name || term.projectValues.name == name)
@@ -63,6 +77,15 @@ bool attn::frontend::generateInputs(const Spec &spec, const SizeBindings &sizes,
     if (isOmega(spec, input.name))
       array.data =
           inputs::orthogonalGaussian(inputSeed, array.shape[0], array.shape[1]);
+    else if (isDecay(spec, input.name) && array.shape.size() == 1)
+      // One γ per head: RetNet's.
+      array.data = inputs::retentionDecay(array.shape[0]);
+    else if (isDecay(spec, input.name))
+      // One g per token, near 1 as trained gates are (GLA's sigmoid^(1/16)):
+      // a key's weight halves over 7 to 35 tokens.
+      array.data = inputs::uniform(inputSeed, count, 0.9, 1.0);
+    else if (isKeyWeight(spec, input.name))
+      array.data = inputs::uniform(inputSeed, count, 0.0, 1.0);
     else if (isProjection(spec, input.name))
       // Linformer's E and F average over the sequence: N(0, 1/k).
       array.data = inputs::gaussian(inputSeed, count,
@@ -104,6 +127,14 @@ reference::Problem attn::frontend::buildProblem(const Spec &spec,
       term.numFeatures = omega.shape[0];
       term.omega = omega.data.data();
     }
+    term.decayRate = decl.decayRate;
+    if (decl.decay.isSet()) {
+      const npy::Array &g = arrays.at(decl.decay.name);
+      (g.shape.size() == 1 ? term.decayPerHead : term.decayPerToken) =
+          g.data.data();
+    }
+    if (decl.keyWeight.isSet())
+      term.keyWeight = arrays.at(decl.keyWeight.name).data.data();
     if (decl.projectKeys.isSet()) {
       const npy::Array &e = arrays.at(decl.projectKeys.name);
       term.projectedLength = e.shape[0];

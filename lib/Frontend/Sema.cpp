@@ -137,6 +137,18 @@ private:
       if (term.omega.isSet() &&
           !resolve(term.omega, "", term.loc, 2, "omega" + of, "[m, D]"))
         return false;
+      if (term.decay.isSet()) {
+        // [H] (one g per head) or [B, H, N] (one per token): rank 1 or 3.
+        const InputDecl *input = spec.findInput(term.decay.name);
+        size_t rank = input && input->shape.size() == 3 ? 3 : 1;
+        if (!resolve(term.decay, "", term.loc, rank, "the decay" + of,
+                     rank == 3 ? "[B, H, N]" : "[H] (or 3 sizes [B, H, N])"))
+          return false;
+      }
+      if (term.keyWeight.isSet() &&
+          !resolve(term.keyWeight, "", term.loc, 3, "the key weight" + of,
+                   "[B, H, M]"))
+        return false;
       if (term.projectKeys.isSet() &&
           (!resolve(term.projectKeys, "", term.loc, 2,
                     "the key projection E" + of, "[k, M]") ||

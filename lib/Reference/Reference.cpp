@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -247,6 +248,92 @@ const char *reference::toString(Normalizer normalizer) {
   return "unknown";
 }
 
+/// A double for a message: std::to_string's fixed six decimals would print
+/// a bad decay of 1e-9 as "0.000000", hiding the value being complained about.
+static std::string formatNumber(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", value);
+  return buffer;
+}
+
+/// "[a, b, c]", the index of a bad element of a [B, H, L] buffer.
+static std::string formatIndex(int64_t b, int64_t h, int64_t t) {
+  return "[" + std::to_string(b) + ", " + std::to_string(h) + ", " +
+         std::to_string(t) + "]";
+}
+
+/// The decay and key-weight half of validateTerm() (DESIGN §1.2). Runs after
+/// the mask and size checks, so N == M under a causal mask and B·H·N fits.
+/// Unlike the rest of validate() it reads buffer contents: an out-of-range
+/// g would turn the literal product into growth or a sign flip, and a NaN
+/// would poison every later row, so both are errors rather than outputs.
+static std::string validateDecay(const Problem &problem, const Term &term) {
+  const bool hasRate = term.decayRate.has_value();
+  const int decays = int(hasRate) + int(term.decayPerHead != nullptr) +
+                     int(term.decayPerToken != nullptr);
+  if (decays > 1)
+    return "at most one of decay rate, decay per head and decay per token "
+           "may be set";
+  if (decays == 1) {
+    if (term.score != Score::Kernel)
+      return std::string("decay needs a kernel score, got ") +
+             toString(term.score);
+    const MaskKind kind = term.mask.kind;
+    if (kind != MaskKind::Causal && kind != MaskKind::BlockCausal)
+      return std::string("decay needs a causal or block_causal mask, got ") +
+             toString(kind);
+    const Normalizer normalizer = effectiveNormalizer(term);
+    if (normalizer != Normalizer::Rows && normalizer != Normalizer::None)
+      return std::string("decay needs the rows or none normalizer, got ") +
+             toString(normalizer);
+    // §1.2 gives the constant as (0, 1]; a g of 0 (a full reset) is only
+    // meaningful per head or per token, where it stays allowed.
+    if (hasRate && !(std::isfinite(*term.decayRate) && *term.decayRate > 0.0 &&
+                     *term.decayRate <= 1.0))
+      return "decay rate must be finite and in (0, 1], got " +
+             formatNumber(*term.decayRate);
+    if (term.decayPerHead) {
+      for (int64_t h = 0; h < problem.heads; ++h) {
+        const double g = term.decayPerHead[h];
+        if (!(std::isfinite(g) && g >= 0.0 && g <= 1.0))
+          return "decay per head [" + std::to_string(h) +
+                 "] must be finite and in [0, 1], got " + formatNumber(g);
+      }
+    }
+    if (term.decayPerToken) {
+      const int64_t n = problem.queries;
+      for (int64_t b = 0; b < problem.batch; ++b)
+        for (int64_t h = 0; h < problem.heads; ++h)
+          for (int64_t t = 0; t < n; ++t) {
+            const double g =
+                term.decayPerToken[(b * problem.heads + h) * n + t];
+            if (!(std::isfinite(g) && g >= 0.0 && g <= 1.0))
+              return "decay per token " + formatIndex(b, h, t) +
+                     " must be finite and in [0, 1], got " + formatNumber(g);
+          }
+    }
+  }
+
+  if (term.keyWeight) {
+    if (term.score != Score::Kernel)
+      return std::string("key weight needs a kernel score, got ") +
+             toString(term.score);
+    // κ_j weighs key position j; projected keys have no positions.
+    if (term.projectedLength > 0)
+      return "key weight cannot be combined with a projection";
+    const int64_t m = problem.keys;
+    for (int64_t b = 0; b < problem.batch; ++b)
+      for (int64_t h = 0; h < problem.heads; ++h)
+        for (int64_t j = 0; j < m; ++j) {
+          const double kappa = term.keyWeight[(b * problem.heads + h) * m + j];
+          if (!std::isfinite(kappa))
+            return "key weight " + formatIndex(b, h, j) +
+                   " must be finite, got " + formatNumber(kappa);
+        }
+  }
+  return "";
+}
+
 /// The per-term half of validate(); returns "" or a message without the
 /// "term N: " prefix.
 static std::string validateTerm(const Problem &problem, const Term &term) {
@@ -315,7 +402,7 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
   if (!productFits({problem.batch, problem.heads, n, term.featureDim}) ||
       !productFits({problem.batch, problem.heads, m, term.featureDim}))
     return "q or k is too large";
-  return "";
+  return validateDecay(problem, term);
 }
 
 std::string reference::validate(const Problem &problem) {
@@ -358,6 +445,20 @@ static void accumulateTerm(const Problem &problem, const Term &term,
   const float *q = term.q + slice * n * dim;
   const float *k = term.k + slice * m * dim;
   const float *v = problem.v + slice * m * e;
+  // §1.2's per-key weight κ and per-token decay of this slice, if any.
+  const float *keyWeight =
+      term.keyWeight ? term.keyWeight + slice * m : nullptr;
+  const float *decayPerToken =
+      term.decayPerToken ? term.decayPerToken + slice * n : nullptr;
+  const bool hasDecay = term.decayRate || term.decayPerHead || decayPerToken;
+  // g_t of this slice at token t (validate() allows only one source).
+  auto decayAt = [&](int64_t t) -> double {
+    if (decayPerToken)
+      return decayPerToken[t];
+    if (term.decayPerHead)
+      return term.decayPerHead[slice % problem.heads];
+    return *term.decayRate;
+  };
 
   // The keys and values this term attends over, widened to double. With a
   // Linformer projection they are E·K and F·V (both along the sequence),
@@ -434,6 +535,26 @@ static void accumulateTerm(const Problem &problem, const Term &term,
       }
       weights[j] = score;
       maxScore = std::max(maxScore, score);
+    }
+    // §1.2: w_ij = d_ij · κ_j · φ(q_i)·φ(k_j) for kernel terms. d_ij is the
+    // literal product Π_{t=j+1..i} g_t, built by walking j down from i
+    // (d_ii = 1, then d_{i,j−1} = d_ij · g_j). No log space: the oracle
+    // states the formula as written, and a product that underflows to 0 in
+    // double is correct to within double's range. validate() allows decay only
+    // under causal masks (N = M, every unmasked j ≤ i), so keys above the
+    // diagonal never need a factor.
+    if (isKernel && keyWeight) {
+      for (int64_t j = 0; j < numKeys; ++j)
+        if (unmasked[j])
+          weights[j] *= static_cast<double>(keyWeight[j]);
+    }
+    if (isKernel && hasDecay) {
+      double decay = 1.0;
+      for (int64_t j = std::min(i, numKeys - 1); j >= 0; --j) {
+        if (unmasked[j])
+          weights[j] *= decay;
+        decay *= decayAt(j);
+      }
     }
     // No unmasked key: the row contributes 0. For softmax this is also what
     // keeps exp(−inf − (−inf)) = NaN out of the output.

@@ -86,6 +86,22 @@ std::vector<float> inputs::gaussian(uint64_t seed, size_t count,
   return values;
 }
 
+std::vector<float> inputs::uniform(uint64_t seed, size_t count, double lo,
+                                   double hi) {
+  Random random(seed);
+  std::vector<float> values(count);
+  for (float &value : values)
+    value = static_cast<float>(lo + (hi - lo) * random.uniform());
+  return values;
+}
+
+std::vector<float> inputs::retentionDecay(int64_t heads) {
+  std::vector<float> values(std::max<int64_t>(heads, 0));
+  for (size_t h = 0; h < values.size(); ++h)
+    values[h] = static_cast<float>(1.0 - std::ldexp(1.0, -5 - int(h)));
+  return values;
+}
+
 std::vector<float> inputs::orthogonalGaussian(uint64_t seed, int64_t m,
                                               int64_t d) {
   if (m <= 0 || d <= 0 ||

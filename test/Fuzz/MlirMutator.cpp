@@ -1579,10 +1579,11 @@ bool insertOp(Ctx &c) {
       r + " = \"attn.term\"(" + q + ") <{score = #attn.score<softmax>}> : (" +
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
-          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}> : (" + qt +
-          ") -> " + t,
+          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> : (" +
+          qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
-          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, score = "
+          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score "
+          "= "
           "#attn.score<kernel>}> : (" +
           qt + ") -> " + t,
       r + " = attn.combine " + v + " : " + t,

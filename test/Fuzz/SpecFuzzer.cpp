@@ -220,8 +220,16 @@ void checkParsed(const Spec &spec, const Locations &locations) {
     }
     FUZZ_CHECK(term.projectKeys.isSet() == term.projectValues.isSet(),
                "only one of the projections is set" + of);
-    for (const InputRef *ref : {&term.query, &term.key, &term.omega,
-                                &term.projectKeys, &term.projectValues})
+    if (term.decayRate) {
+      locations.check(term.decayLoc, "decay" + of);
+      FUZZ_CHECK(std::isfinite(*term.decayRate) && *term.decayRate > 0 &&
+                     *term.decayRate <= 1,
+                 "decay " + std::to_string(*term.decayRate) + of);
+      FUZZ_CHECK(!term.decay.isSet(), "decay both a number and an input" + of);
+    }
+    for (const InputRef *ref :
+         {&term.query, &term.key, &term.omega, &term.projectKeys,
+          &term.projectValues, &term.decay, &term.keyWeight})
       if (ref->isSet())
         locations.check(ref->loc, "reference '" + ref->name + "'" + of);
   }
@@ -266,6 +274,12 @@ void checkChecked(const Spec &spec, const Locations &locations) {
     resolved(term.key, 4, "the key" + of);
     if (term.omega.isSet())
       resolved(term.omega, 2, "omega" + of);
+    if (term.decay.isSet()) {
+      const InputDecl *g = spec.findInput(term.decay.name);
+      resolved(term.decay, g && g->shape.size() == 3 ? 3 : 1, "decay" + of);
+    }
+    if (term.keyWeight.isSet())
+      resolved(term.keyWeight, 3, "key weight" + of);
     if (term.projectKeys.isSet()) {
       resolved(term.projectKeys, 2, "E" + of);
       resolved(term.projectValues, 2, "F" + of);

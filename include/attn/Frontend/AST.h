@@ -84,6 +84,12 @@ struct TermDecl {
   InputRef omega;         ///< FAVOR+ random features [m, D].
   InputRef projectKeys;   ///< Linformer E [k, M].
   InputRef projectValues; ///< Linformer F [k, M].
+  /// `decay = 0.9` (every head and token) or `decay = NAME` (an input [H] or
+  /// [B, H, N]), DESIGN §1.2; at most one of the two.
+  std::optional<double> decayRate;
+  InputRef decay;
+  SourceLocation decayLoc;
+  InputRef keyWeight; ///< κ [B, H, M], DESIGN §1.2.
 };
 
 /// A whole spec: `attention NAME { dims, inputs, terms, value, gate }`.

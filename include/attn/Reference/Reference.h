@@ -81,6 +81,17 @@ struct Term {
   int64_t numFeatures = 0;
   const float *omega = nullptr;
 
+  /// Decay (DESIGN §1.2; Kernel terms under Causal or BlockCausal only, with
+  /// the Rows or None normaliser): at most one of a number g in (0, 1] for
+  /// every head and token, one g_h per head ([H], in [0, 1]) or one g_t per
+  /// token ([B, H, N], in [0, 1]). A visible pair (i, j ≤ i) weighs
+  /// d_ij = Π_{t=j+1..i} g_t (d_ii = 1) times its kernel weight.
+  std::optional<double> decayRate;
+  const float *decayPerHead = nullptr;  ///< [H]
+  const float *decayPerToken = nullptr; ///< [B, H, N]
+  /// Kernel terms only: κ_j, a weight per key ([B, H, M]) multiplying w_ij.
+  const float *keyWeight = nullptr;
+
   /// Linformer only: the projected length k (0 = no projection), and the
   /// projections E [k, M] (applied to K) and F [k, M] (applied to V).
   int64_t projectedLength = 0;

@@ -61,6 +61,14 @@ uint64_t seedFor(uint64_t seed, const std::string &name);
 /// rounded to float.
 std::vector<float> gaussian(uint64_t seed, size_t count, double stddev = 1.0);
 
+/// `count` values lo + (hi - lo) u, u drawn by Random(seed).uniform(),
+/// rounded to float: decay gates and key weights, which must lie in a range.
+std::vector<float> uniform(uint64_t seed, size_t count, double lo, double hi);
+
+/// RetNet's per-head decay γ_h = 1 - 2^(-5-h), h = 0..heads-1 (Sun et al.,
+/// 2023, "Retentive network"), rounded to float.
+std::vector<float> retentionDecay(int64_t heads);
+
 /// Performer's orthogonal random features (FAVOR+, Choromanski et al. 2021):
 /// an [m, d] row-major matrix whose rows come in blocks of d. For each block,
 /// drawn from one Random(seed) in this order:

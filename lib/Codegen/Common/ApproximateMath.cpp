@@ -148,7 +148,7 @@ struct ApproximateMathPass
           // Names are the ops' full names, e.g. math.exp.
           return name == "math.exp" || name == "math.sin" ||
                  name == "math.cos" || name == "math.expm1" ||
-                 name == "math.tanh";
+                 name == "math.tanh" || name == "math.log";
         });
     // Only math on scalars and vectors: the upstream approximations, like
     // the expansions above, build scalar or vector constants and would

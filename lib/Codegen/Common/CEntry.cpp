@@ -219,6 +219,25 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
       abi.products.push_back({q[0], q[1], q[2], (*w)[0]});
       abi.products.push_back({k[0], k[1], k[2], (*w)[0]});
     }
+    // C12: decay g is [H] or [B, H, N]; C13: key weight is [B, H, M].
+    if (Value decay = term.getDecay()) {
+      FailureOr<std::vector<Extent>> g = shapeOf(term, decay);
+      if (failed(g))
+        return WalkResult::interrupt();
+      if (g->size() == 1) {
+        equal((*g)[0], q[1]);
+      } else {
+        for (int d : {0, 1, 2})
+          equal((*g)[d], q[d]);
+      }
+    }
+    if (Value keyWeight = term.getKeyWeight()) {
+      FailureOr<std::vector<Extent>> w = shapeOf(term, keyWeight);
+      if (failed(w))
+        return WalkResult::interrupt();
+      for (int d : {0, 1, 2})
+        equal((*w)[d], k[d]);
+    }
     // C7: E and F are both [k, M].
     if (term.isProjected()) {
       FailureOr<std::vector<Extent>> e = shapeOf(term, term.getKeyProjection());

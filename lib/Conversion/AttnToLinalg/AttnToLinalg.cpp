@@ -149,6 +149,7 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
     term.mask = MaskKind::None;
   }
   term.op = op;
+  term.decay = buildDecayOperands(b, op);
   term.values = v;
   term.featureDim = featureDim;
   term.rawQ = q;

@@ -288,19 +288,19 @@ std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
                              stabilised ? queryRowEps : nullptr);
     Value fk = favorFeatures(b, term, k, stabilised ? keyShift : Value(),
                              nullptr);
-    return {fq, fk};
+    return {fq, applyKeyWeightRows(b, term, fk)};
   }
   case FeatureMap::CosFormer: {
     // L = max(N, M) of the term as written (before any projection).
     Value length = b.maxIdx(queries, b.dim(op.getKey(), 2));
     Value fq = cosformerFeatures(b, q, length);
     Value fk = cosformerFeatures(b, k, length);
-    return {fq, fk};
+    return {fq, applyKeyWeightRows(b, term, fk)};
   }
   default: {
     Value fq = pointwiseFeatures(b, *op.getFeatureMap(), q);
     Value fk = pointwiseFeatures(b, *op.getFeatureMap(), k);
-    return {fq, fk};
+    return {fq, applyKeyWeightRows(b, term, fk)};
   }
   }
 }

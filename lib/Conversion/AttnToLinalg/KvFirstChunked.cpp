@@ -21,6 +21,7 @@
 #include "Strategies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -75,6 +76,50 @@ static Value restartAtBlocks(LinalgBuilder &inner, Value keep, Value target,
       target, {}, {inner.map(rank, all)}, iters,
       [&](OpBuilder &gb, Location gl, ValueRange args) {
         return arith::MulFOp::create(gb, gl, args[0], keep).getResult();
+      });
+}
+
+/// target[r, ...] exp(x[r]) (\p alongRows, in place) or target[w, c]
+/// exp(x[c]) (into a fresh tile: the target is an operand tile the chunk
+/// still reads) of a 1-D or 2-D \p target.
+static Value scaleByExp(LinalgBuilder &inner, Value target, Value x,
+                        bool alongRows) {
+  auto type = cast<RankedTensorType>(target.getType());
+  unsigned rank = type.getRank();
+  SmallVector<unsigned> all =
+      rank == 1 ? SmallVector<unsigned>{0} : SmallVector<unsigned>{0, 1};
+  SmallVector<IteratorType> iters(rank, kPar);
+  if (alongRows)
+    return inner.generic(
+        target, {x}, {inner.map(rank, {0}), inner.map(rank, all)}, iters,
+        [](OpBuilder &gb, Location gl, ValueRange args) {
+          Value factor = math::ExpOp::create(gb, gl, args[0]);
+          return arith::MulFOp::create(gb, gl, args[1], factor).getResult();
+        });
+  Value fresh =
+      tensor::EmptyOp::create(inner.b, type.getShape(), type.getElementType());
+  return inner.generic(
+      fresh, {target, x},
+      {inner.map(rank, all), inner.map(rank, {rank - 1}), inner.map(rank, all)},
+      iters, [](OpBuilder &gb, Location gl, ValueRange args) {
+        Value factor = math::ExpOp::create(gb, gl, args[1]);
+        return arith::MulFOp::create(gb, gl, args[0], factor).getResult();
+      });
+}
+
+/// target exp(x[0]) for a [1] tensor \p x.
+static Value scaleByScalarExp(LinalgBuilder &inner, Value target, Value x) {
+  unsigned rank = cast<RankedTensorType>(target.getType()).getRank();
+  SmallVector<unsigned> all =
+      rank == 1 ? SmallVector<unsigned>{0} : SmallVector<unsigned>{0, 1};
+  SmallVector<IteratorType> iters(rank, kPar);
+  AffineMap first = AffineMap::get(rank, 0, {inner.b.getAffineConstantExpr(0)},
+                                   inner.b.getContext());
+  return inner.generic(
+      target, {x}, {first, inner.map(rank, all)}, iters,
+      [](OpBuilder &gb, Location gl, ValueRange args) {
+        Value factor = math::ExpOp::create(gb, gl, args[0]);
+        return arith::MulFOp::create(gb, gl, args[1], factor).getResult();
       });
 }
 
@@ -161,12 +206,22 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             vTile = rowTile(inner, term.values, bi, hi, row0, chunk, term.keys);
           }
           Value prevState = iter[0], prevNorm = iter[1];
+          // Decay: lambda_r, the in-chunk cumulative log g (Decay.cpp).
+          const bool decayed = term.decay.hasDecay();
+          Value lambda;
+          if (decayed)
+            lambda = chunkLogDecay(inner, term, bi, hi, row0, chunk);
           Value num, den;
           if (plan.carry) {
-            // num = phi(Q_c) S_{c-1}, den = phi(Q_c) z_{c-1}
+            // num = phi(Q_c) S_{c-1}, den = phi(Q_c) z_{c-1}; with decay
+            // row r sees the state through exp(lambda_r) more tokens.
             num = inner.matmulNN(qTile, prevState,
                                  inner.filled({cc, valueDim}, 0.0));
             den = inner.matvec(qTile, prevNorm, inner.filled({cc}, 0.0));
+            if (decayed) {
+              num = scaleByExp(inner, num, lambda, /*alongRows=*/true);
+              den = scaleByExp(inner, den, lambda, /*alongRows=*/true);
+            }
           } else {
             num = inner.filled({cc, valueDim}, 0.0);
             den = inner.filled({cc}, 0.0);
@@ -176,7 +231,27 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             // (row and column offsets within the chunk agree).
             Value scores =
                 inner.matmulNN(qTile, kTile, inner.filled({cc, cc}, 0.0));
-            if (plan.intraCausal)
+            if (plan.intraCausal && decayed)
+              // A[r, c] exp(lambda_r - lambda_c) for c <= r, else 0
+              scores = inner.generic(
+                  scores, {lambda, lambda},
+                  {inner.map(2, {0}), inner.map(2, {1}), inner.map(2, {0, 1})},
+                  {kPar, kPar},
+                  [](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+                    Value r = linalg::IndexOp::create(gb, gl, 0);
+                    Value col = linalg::IndexOp::create(gb, gl, 1);
+                    Value visible = arith::CmpIOp::create(
+                        gb, gl, arith::CmpIPredicate::ule, col, r);
+                    Value zero = arith::ConstantOp::create(
+                        gb, gl, gb.getF32FloatAttr(0.0));
+                    Value logD = arith::MinimumFOp::create(
+                        gb, gl, arith::SubFOp::create(gb, gl, args[0], args[1]),
+                        zero);
+                    Value w = arith::MulFOp::create(
+                        gb, gl, args[2], math::ExpOp::create(gb, gl, logD));
+                    return arith::SelectOp::create(gb, gl, visible, w, zero);
+                  });
+            else if (plan.intraCausal)
               scores = inner.generic(
                   scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
                   [](OpBuilder &gb, Location gl, ValueRange args) -> Value {
@@ -222,7 +297,31 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
           Value newOut = tensor::InsertSliceOp::create(ib, result, iter[2],
                                                        offsets, sizes, strides);
           Value newState = prevState, newNorm = prevNorm;
-          if (plan.carry) {
+          if (plan.carry && decayed) {
+            // With lambda_l = lambda_{C-1}, the chunk's whole log decay:
+            // S_c = exp(lambda_l) S_{c-1} + (phi(K_c)^T exp(lambda_l -
+            // lambda)) V_c, z_c alike; every exponent is <= 0.
+            Value lambdaLast = tensor::ExtractSliceOp::create(
+                ib, lambda, ArrayRef<OpFoldResult>{ib.getIndexAttr(chunk - 1)},
+                ArrayRef<OpFoldResult>{ib.getIndexAttr(1)},
+                ArrayRef<OpFoldResult>{ib.getIndexAttr(1)});
+            Value toEnd = inner.generic(
+                inner.empty({cc}), {lambda, lambdaLast},
+                {inner.map(1, {0}),
+                 AffineMap::get(1, 0, {ib.getAffineConstantExpr(0)},
+                                ib.getContext()),
+                 inner.map(1, {0})},
+                {kPar}, [](OpBuilder &gb, Location gl, ValueRange args) {
+                  return arith::SubFOp::create(gb, gl, args[1], args[0])
+                      .getResult();
+                });
+            Value decayedK =
+                scaleByExp(inner, kTile, toEnd, /*alongRows=*/false);
+            Value keptState = scaleByScalarExp(inner, prevState, lambdaLast);
+            Value keptNorm = scaleByScalarExp(inner, prevNorm, lambdaLast);
+            newState = inner.matmulNN(decayedK, vTile, keptState);
+            newNorm = inner.rowReduce(decayedK, keptNorm, false);
+          } else if (plan.carry) {
             // S_c = S_{c-1} + phi(K_c)^T V_c, z_c = z_{c-1} +
             // rowSum(phi(K_c)^T)
             newState = inner.matmulNN(kTile, vTile, prevState);

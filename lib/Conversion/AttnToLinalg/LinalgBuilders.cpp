@@ -139,11 +139,13 @@ Value LinalgBuilder::panel(Value panels, Value bi, Value hi, Value index,
                                         strides);
 }
 
-Value LinalgBuilder::tile1d(Value tensor, Value bi, Value hi, Value cols) {
+Value LinalgBuilder::tile1d(Value tensor, Value bi, Value hi, Value cols,
+                            Value offset) {
   auto type = RankedTensorType::get(
       {getConstantIntValue(cols).value_or(ShapedType::kDynamic)},
       b.getF32Type());
-  SmallVector<OpFoldResult> offsets = {bi, hi, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> offsets = {
+      bi, hi, offset ? ofr(offset) : OpFoldResult(b.getIndexAttr(0))};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                      ofr(cols)};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
@@ -485,10 +487,11 @@ Value to_linalg::queryFeatureTile(LinalgBuilder &b, const TermOperands &term,
 
 Value to_linalg::keyFeatureTile(LinalgBuilder &b, const TermOperands &term,
                                 Value bi, Value hi, Value row0, int64_t rows) {
-  return featureTile(b, term.features,
-                     rowTile(b, term.rawK, bi, hi, row0, rows, term.keys), row0,
-                     realRows(b, row0, rows, term.keys),
-                     /*keySide=*/true);
+  Value phi = featureTile(b, term.features,
+                          rowTile(b, term.rawK, bi, hi, row0, rows, term.keys),
+                          row0, realRows(b, row0, rows, term.keys),
+                          /*keySide=*/true);
+  return applyKeyWeight(b, term, phi, bi, hi, row0);
 }
 
 Value to_linalg::forallRowTiles(

@@ -47,16 +47,41 @@ static Value pairVisible(OpBuilder &gb, Location gl, const TermOperands &term,
       gb, gl, inRange, maskAllows(gb, gl, term.mask, term.block, i, j));
 }
 
+/// The tile's share of a decayed term: the head and, for a per-token decay,
+/// the cumulative log decays of its query rows and key columns
+/// (prefixLogDecay).
+struct TileDecay {
+  Value hi, prefixRows, prefixCols;
+};
+
 static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
-                        Value scores, Value row0, Value col0) {
+                        Value scores, Value row0, Value col0,
+                        const TileDecay *decay = nullptr) {
   Score score = term.score;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  if (decay && decay->prefixRows) {
+    inputs = {decay->prefixRows, decay->prefixCols};
+    maps = {inner.map(2, {0}), inner.map(2, {1})};
+  }
+  maps.push_back(inner.map(2, {0, 1}));
   return inner.generic(
-      scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
+      scores, inputs, maps, {kPar, kPar},
       [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
         Value r = linalg::IndexOp::create(gb, gl, 0);
         Value c = linalg::IndexOp::create(gb, gl, 1);
         Value visible = pairVisible(gb, gl, term, row0, col0, r, c);
-        Value s = args[0];
+        Value s = args.back();
+        if (decay) {
+          // w_ij d_ij, d_ij = exp(log d_ij) <= 1 (DESIGN §1.2)
+          Value i = arith::AddIOp::create(gb, gl, row0, r);
+          Value j = arith::AddIOp::create(gb, gl, col0, c);
+          Value logD = pairLogDecay(gb, gl, term, decay->hi, i, j,
+                                    inputs.empty() ? Value() : args[0],
+                                    inputs.empty() ? Value() : args[1]);
+          s = arith::MulFOp::create(gb, gl, s,
+                                    math::ExpOp::create(gb, gl, logD));
+        }
         Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
         if (score == Score::Softmax) {
           Value minusInf =
@@ -87,7 +112,11 @@ static Value squareRelu(LinalgBuilder &inner, Value scores) {
 /// are wholly visible (the mask's diagonal and the padded last key tile are
 /// not), and a masking pass over every tile costs as much as its max or sum.
 static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
-                       Value scores, Value row0, Value col0, Value full) {
+                       Value scores, Value row0, Value col0, Value full,
+                       const TileDecay *decay) {
+  // Every pair of a decayed term has its own weight.
+  if (decay)
+    return maskScores(inner, term, scores, row0, col0, decay);
   auto ifOp = scf::IfOp::create(
       inner.b, full,
       [&](OpBuilder &ob, Location loc) {
@@ -188,6 +217,13 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   }
   bool isSoftmax = term.score == Score::Softmax;
   Value negInf = b.f32(-INFINITY);
+  // A per-token decay reads Lambda of every query row and key column.
+  const bool decayed = term.decay.hasDecay();
+  Value prefix;
+  if (term.decay.kind == DecayOperands::Kind::PerToken)
+    prefix = prefixLogDecay(b, term,
+                            b.maxIdx(b.mul(queryTiles, b.index(queryTile)),
+                                     b.mul(keyTiles, b.index(keyTile))));
 
   auto rowOf = [&](ValueRange ivs) {
     return b.mul(ivs[2], b.index(queryTile));
@@ -225,7 +261,13 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
               inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
           Value full =
               tileFullyVisible(inner, term, row0, queryTile, col0, keyTile);
-          Value weights = weightsOf(inner, term, scores, row0, col0, full);
+          TileDecay tileDecay{hi, Value(), Value()};
+          if (prefix) {
+            tileDecay.prefixRows = inner.tile1d(prefix, bi, hi, tq, row0);
+            tileDecay.prefixCols = inner.tile1d(prefix, bi, hi, tk, col0);
+          }
+          Value weights = weightsOf(inner, term, scores, row0, col0, full,
+                                    decayed ? &tileDecay : nullptr);
           auto visible = [&](OpBuilder &gb, Location gl, Value r, Value c) {
             return pairVisible(gb, gl, term, row0, col0, r, c);
           };

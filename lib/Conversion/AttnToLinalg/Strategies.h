@@ -75,8 +75,10 @@ public:
   /// The [width, tile] panel \p index of key panels (keyPanels) at (bi, hi).
   Value panel(Value panels, Value bi, Value hi, Value index, Value width,
               int64_t tile);
-  /// The 1-D slice [cols] of the 3-D \p tensor at (bi, hi, 0).
-  Value tile1d(Value tensor, Value bi, Value hi, Value cols);
+  /// The 1-D slice [cols] of the 3-D \p tensor at (bi, hi, offset), offset
+  /// 0 when not given.
+  Value tile1d(Value tensor, Value bi, Value hi, Value cols,
+               Value offset = Value());
   /// [B, H, T·tile, X] -> [B, H, T, X, tile]: every tile of rows transposed
   /// into its own contiguous panel. A tile product then reads K^T with a
   /// row stride of `tile` floats, not of the sequence length (a stride of
@@ -138,6 +140,19 @@ struct FeatureTiles {
   Value favorShiftTensor, favorShift;
 };
 
+/// A kernel term's decay and key weight (DESIGN §1.2; Decay.cpp).
+struct DecayOperands {
+  enum class Kind { None, Rate, PerHead, PerToken };
+  Kind kind = Kind::None;
+  /// Rate: log g as an f32 constant.
+  Value logRate;
+  /// PerHead: g [H]; PerToken: g [B, H, N].
+  Value decay;
+  /// kappa [B, H, M], or null.
+  Value keyWeight;
+  bool hasDecay() const { return kind != Kind::None; }
+};
+
 /// One term after the Linformer projection and the feature maps: the
 /// operands every strategy tiles and the sizes and clauses they read. Built
 /// once per term and only read afterwards.
@@ -160,7 +175,37 @@ struct TermOperands {
   int64_t block = 0;
   Normalizer normalizer = Normalizer::Rows;
   double eps = 0.0;
+  DecayOperands decay;
 };
+
+//===----------------------------------------------------------------------===//
+// Decay and key weights (Decay.cpp)
+//===----------------------------------------------------------------------===//
+
+DecayOperands buildDecayOperands(LinalgBuilder &b, TermOp op);
+
+/// lambda [rows]: lambda_r = sum of log g_t over the positions t in
+/// [row0, row0 + r] that are < N (a tile's in-chunk cumulative log decay).
+Value chunkLogDecay(LinalgBuilder &b, const TermOperands &term, Value bi,
+                    Value hi, Value row0, int64_t rows);
+
+/// Per-token decay only: Lambda [B, H, L'] with Lambda_i = sum_{t <= i} log g_t
+/// (constant past N), L' >= \p length a whole number of scan chunks.
+Value prefixLogDecay(LinalgBuilder &b, const TermOperands &term, Value length);
+
+/// log d_ij (<= 0) of the pair (i, j <= i) of head \p hi, inside a linalg
+/// body; \p prefixI and \p prefixJ are Lambda_i and Lambda_j (per-token decay
+/// only, else unused).
+Value pairLogDecay(OpBuilder &ob, Location loc, const TermOperands &term,
+                   Value hi, Value i, Value j, Value prefixI, Value prefixJ);
+
+/// The key feature tile \p phiK [rows, W] of rows [row0, row0 + rows) times
+/// kappa row by row (itself without a key weight).
+Value applyKeyWeight(LinalgBuilder &b, const TermOperands &term, Value phiK,
+                     Value bi, Value hi, Value row0);
+/// The whole-sequence key features phi(K) [B, H, M, W] times kappa.
+Value applyKeyWeightRows(LinalgBuilder &b, const TermOperands &term,
+                         Value phiK);
 
 /// A FAVOR+ stabiliser of \p omega [m, D], as a [1] f32 tensor: c = max(0,
 /// max_r |w_r|^2 / 2 - headroom). Every exponent w x' - |x'|^2 / 2 = |w|^2 / 2

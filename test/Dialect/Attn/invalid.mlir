@@ -102,7 +102,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C3: a kernel term needs a feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'kernel' needs a feature map (identity, relu, elu1, favor_plus or cosformer)}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -111,7 +111,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a softmax term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'softmax' takes no feature map, got 'relu'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -120,7 +120,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a relu2 term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'relu2' takes no feature map, got 'identity'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -165,7 +165,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C4: omega is only for favor_plus (not for softmax either)
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op omega is only used by feature map 'favor_plus'}}
-  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -291,7 +291,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C7: projection needs both E and F (only E)
 func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -300,7 +300,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8x
 // C7: projection needs both E and F (only F)
 func.func @f(%q: tensor<1x2x16x8xf32>, %f: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -840,7 +840,7 @@ func.func @f(%t: tensor<1x2x16x8xf32>, %g: tensor<1x2x?x8xf32>) -> tensor<1x2x16
 // error, not a read past the operands.
 func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 3}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -849,6 +849,132 @@ func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // No query, and a group of two keys.
 func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 0}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// C12: a decay is a number or an operand, not both
+func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay is either a number or an operand, not both}}
+  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: the decay number lies in (0, 1]
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay must be in (0, 1], got 1.5}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay 1.5 mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: ... and is positive
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay must be in (0, 1], got 0}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay 0.0 mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: one γ per head
+func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<3xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay [H] has 3 entries but the head count H = 2}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay(%g : tensor<3xf32>) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: one g per token
+func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<1x2x15xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay [B, H, N] has query length N = 15 but query has query length N = 16}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay(%g : tensor<1x2x15xf32>) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: a decay tensor is [H] or [B, H, N]
+func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<1x2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{operand #3 must be 1D/3D tensor of 32-bit float values, but got}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay(%g : tensor<1x2xf32>) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: decay needs a kernel term
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay needs a 'kernel' term, but the score is 'softmax'}}
+  %0 = attn.term softmax (%q, %q, %q) decay 0.9 mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: decay needs a causal mask
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay needs mask 'causal' or 'block_causal', but the mask is 'prior_blocks'}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay 0.9 mask prior_blocks(4) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: ... also when there is no mask
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay needs mask 'causal' or 'block_causal', but the mask is 'none'}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay 0.9 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: decay needs the rows or none normaliser
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op decay needs the 'rows' or 'none' normalizer, but the normalizer is 'length'}}
+  %0 = attn.term kernel identity (%q, %q, %q) decay 0.9 mask causal normalizer length : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C12: decay_rate is a clause, not a dictionary entry
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'decay_rate' must be written as a clause, not in the attribute dictionary}}
+  %0 = attn.term kernel identity (%q, %q, %q) mask causal {decay_rate = 0.5 : f64} : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C13: key weight is [B, H, M]
+func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<1x2x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op key_weight [B, H, M] has key length M = 8 but key has key length M = 16}}
+  %0 = attn.term kernel relu (%q, %q, %q) key_weight(%w : tensor<1x2x8xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C13: key weight needs a kernel term
+func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<1x2x16xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op key_weight needs a 'kernel' term, but the score is 'relu2'}}
+  %0 = attn.term relu2 (%q, %q, %q) key_weight(%w : tensor<1x2x16xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C13: key weight is not allowed with a projection
+func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<1x2x16xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op key_weight is not allowed with 'project'}}
+  %0 = attn.term kernel relu (%q, %q, %q) project(%e, %e : tensor<4x16xf32>, tensor<4x16xf32>) key_weight(%w : tensor<1x2x16xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
 }

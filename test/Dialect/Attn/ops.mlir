@@ -419,3 +419,28 @@ func.func @seed_flash_mixed_chunk_bidirectional(%q: !t, %k: !t, %v: !t, %g: !t) 
   %o = attn.combine %local, %global gate(%g) : !t
   return %o : !t
 }
+
+// Decay (DESIGN §1.2): a number, one γ per head [H], one g per token
+// [B, H, N]; key weight κ [B, H, M] (RFA's gate: decay g, key weight 1 − g).
+// CHECK-LABEL: func.func @decay_rate(
+// CHECK:         attn.term kernel identity (%{{.*}}, %{{.*}}, %{{.*}}) decay 9.000000e-01 mask causal normalizer none : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>{{$}}
+func.func @decay_rate(%q: !t, %k: !t, %v: !t) -> !t {
+  %o = attn.term kernel identity (%q, %k, %v) mask causal normalizer none decay 0.9 : !t, !t, !t -> !t
+  return %o : !t
+}
+
+// CHECK-LABEL: func.func @decay_per_head(
+// CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<2xf32>
+// CHECK:         attn.term kernel identity (%{{.*}}, %{{.*}}, %{{.*}}) decay(%[[G]] : tensor<2xf32>) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>{{$}}
+func.func @decay_per_head(%q: !t, %k: !t, %v: !t, %g: tensor<2xf32>) -> !t {
+  %o = attn.term kernel identity (%q, %k, %v) decay(%g : tensor<2xf32>) mask causal : !t, !t, !t -> !t
+  return %o : !t
+}
+
+// CHECK-LABEL: func.func @decay_per_token_key_weight(
+// CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<1x2x16xf32>, %[[W:[a-z0-9]+]]: tensor<1x2x16xf32>
+// CHECK:         attn.term kernel elu1 (%{{.*}}, %{{.*}}, %{{.*}}) decay(%[[G]] : tensor<1x2x16xf32>) key_weight(%[[W]] : tensor<1x2x16xf32>) mask block_causal(4) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>{{$}}
+func.func @decay_per_token_key_weight(%q: !t, %k: !t, %v: !t, %g: tensor<1x2x16xf32>, %w: tensor<1x2x16xf32>) -> !t {
+  %o = attn.term kernel elu1 (%q, %k, %v) key_weight(%w : tensor<1x2x16xf32>) decay(%g : tensor<1x2x16xf32>) mask block_causal(4) : !t, !t, !t -> !t
+  return %o : !t
+}

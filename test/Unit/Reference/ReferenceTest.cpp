@@ -707,6 +707,283 @@ TEST(ReferenceKernel, CosFormerCrossUsesMaxOfNAndM) {
 }
 
 //===----------------------------------------------------------------------===//
+// Decay and key weight (DESIGN §1.2)
+//===----------------------------------------------------------------------===//
+
+/// A kernel identity term with D = 1 and a causal mask: w_ij = d_ij κ_j q_i
+/// k_j, which the cases below write down by hand.
+Term decayTerm(const std::vector<float> &q, const std::vector<float> &k,
+               Mask termMask = mask(MaskKind::Causal)) {
+  Term term = makeTerm(Score::Kernel, FeatureMap::Identity, 1, q, k);
+  term.mask = termMask;
+  return term;
+}
+
+TEST(ReferenceDecay, ConstantRateOverThreeTokens) {
+  // N = M = 3, D = E = 1, g = 0.5: d_ij = 0.5^(i − j).
+  // q = 1, k = [1, 2, 3], v = [1, 10, 100]; w_ij = 0.5^(i−j) k_j:
+  //   row 0: w = [1]                 → Σ w v = 1,               Σ w = 1
+  //   row 1: w = [0.5, 2]            → 0.5 + 20 = 20.5,          Σ w = 2.5
+  //   row 2: w = [0.25, 1, 3]        → 0.25 + 10 + 300 = 310.25, Σ w = 4.25
+  // none: [1, 20.5, 310.25]; rows (ε = 0): [1, 8.2, 73].
+  const std::vector<float> q = {1, 1, 1}, k = {1, 2, 3}, v = {1, 10, 100};
+  Problem p = makeProblem(3, 3, 1, v);
+  Term term = decayTerm(q, k);
+  term.decayRate = 0.5;
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectAllClose(run(p), {1.0, 20.5, 310.25});
+
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectAllClose(run(p), {1.0, 8.2, 73.0});
+
+  // The default normaliser is rows, with the default ε = 1e-6.
+  p.terms[0].normalizer = Normalizer::Default;
+  p.terms[0].eps.reset();
+  expectAllClose(run(p), {1.0 / 1.000001, 20.5 / 2.500001, 310.25 / 4.250001},
+                 1e-7);
+}
+
+TEST(ReferenceDecay, RateOneIsNoDecay) {
+  // g = 1 makes every d_ij = 1: plain causal linear attention. q = k = 1,
+  // v = [1, 10, 100], rows (ε = 0) → prefix means 1, 11/2, 111/3 = 37;
+  // none → prefix sums 1, 11, 111. Per-head and per-token ones likewise.
+  const std::vector<float> q = {1, 1, 1}, k = {1, 1, 1}, v = {1, 10, 100};
+  const std::vector<float> ones = {1, 1, 1};
+  for (int source = 0; source < 3; ++source) {
+    SCOPED_TRACE("source " + std::to_string(source));
+    Problem p = makeProblem(3, 3, 1, v);
+    Term term = decayTerm(q, k);
+    if (source == 0)
+      term.decayRate = 1.0;
+    else if (source == 1)
+      term.decayPerHead = ones.data();
+    else
+      term.decayPerToken = ones.data();
+    term.eps = 0.0;
+    p.terms.push_back(term);
+    expectAllClose(run(p), {1.0, 5.5, 37.0});
+    p.terms[0].normalizer = Normalizer::None;
+    expectAllClose(run(p), {1.0, 11.0, 111.0});
+  }
+}
+
+TEST(ReferenceDecay, PerHeadRatesDiffer) {
+  // B = 2, H = 2, N = M = 2, D = E = 1, γ = [0.5, 0.25], q = k = 1, none:
+  // row 0 = v_0, row 1 = γ_h v_0 + v_1. The head, not the (b, h) slice,
+  // picks γ, so batch 1 uses the same two rates.
+  //   (b0, h0): v = [4, 1] → [4, 0.5·4 + 1 = 3]
+  //   (b0, h1): v = [4, 1] → [4, 0.25·4 + 1 = 2]
+  //   (b1, h0): v = [8, 2] → [8, 0.5·8 + 2 = 6]
+  //   (b1, h1): v = [8, 2] → [8, 0.25·8 + 2 = 4]
+  const std::vector<float> q(8, 1.0f), k(8, 1.0f);
+  const std::vector<float> v = {4, 1, 4, 1, 8, 2, 8, 2};
+  const std::vector<float> gamma = {0.5f, 0.25f};
+  Problem p = makeProblem(2, 2, 1, v);
+  p.batch = 2;
+  p.heads = 2;
+  Term term = decayTerm(q, k);
+  term.decayPerHead = gamma.data();
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectAllClose(run(p), {4, 3, 4, 2, 8, 6, 8, 4});
+
+  // rows (ε = 0): row 1 = (γ v_0 + v_1)/(γ + 1): 3/1.5 = 2, 2/1.25 = 1.6,
+  // 6/1.5 = 4, 4/1.25 = 3.2; row 0 = v_0.
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectAllClose(run(p), {4, 2, 4, 1.6, 8, 4, 8, 3.2});
+}
+
+TEST(ReferenceDecay, PerTokenProducts) {
+  // H = 2, N = M = 3, D = E = 1, q = k = 1, v = [1, 10, 100], none.
+  // d_10 = g_1, d_20 = g_1 g_2, d_21 = g_2; g_0 never enters (d_ij uses
+  // t = j+1..i only).
+  // Head 0, g = [0.9, 0.5, 0.25]:
+  //   row 0: 1
+  //   row 1: 0.5·1 + 10 = 10.5
+  //   row 2: 0.125·1 + 0.25·10 + 100 = 102.625
+  // Head 1, g = [0, 0, 1] (g = 0 is allowed per token: a full reset):
+  //   row 0: 1;  row 1: 0·1 + 10 = 10;  row 2: 0·1 + 1·10 + 100 = 110.
+  const std::vector<float> q(6, 1.0f), k(6, 1.0f);
+  const std::vector<float> v = {1, 10, 100, 1, 10, 100};
+  std::vector<float> g = {0.9f, 0.5f, 0.25f, 0, 0, 1};
+  Problem p = makeProblem(3, 3, 1, v);
+  p.heads = 2;
+  Term term = decayTerm(q, k);
+  term.decayPerToken = g.data();
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectAllClose(run(p), {1, 10.5, 102.625, 1, 10, 110});
+
+  // Changing g_0 changes nothing.
+  g[0] = 0.0f;
+  g[3] = 1.0f;
+  expectAllClose(run(p), {1, 10.5, 102.625, 1, 10, 110});
+
+  // rows (ε = 0): Σ w per row: head 0 [1, 1.5, 1.375], head 1 [1, 1, 2].
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectAllClose(run(p), {1, 7, 102.625 / 1.375, 1, 10, 55});
+}
+
+TEST(ReferenceDecay, BlockCausalStateDoesNotCrossBlocks) {
+  // block_causal(2), N = M = 4, q = k = 1, v = [1, 10, 100, 1000], none.
+  // Constant g = 0.5: rows see only their own block:
+  //   row 0: 1;  row 1: 0.5 + 10 = 10.5;  row 2: 100;  row 3: 50 + 1000.
+  const std::vector<float> q(4, 1.0f), k(4, 1.0f);
+  const std::vector<float> v = {1, 10, 100, 1000};
+  Problem p = makeProblem(4, 4, 1, v);
+  Term term = decayTerm(q, k, mask(MaskKind::BlockCausal, 2));
+  term.decayRate = 0.5;
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectAllClose(run(p), {1, 10.5, 100, 1050});
+
+  // Per token, g = [1, 0.5, 0.1, 0.25]: row 1 = g_1·1 + 10 = 10.5, row 3 =
+  // g_3·100 + 1000 = 1025. g_2 = 0.1 would only enter pairs that cross
+  // into block 0, which are masked.
+  const std::vector<float> g = {1, 0.5f, 0.1f, 0.25f};
+  p.terms[0].decayRate.reset();
+  p.terms[0].decayPerToken = g.data();
+  expectAllClose(run(p), {1, 10.5, 100, 1025});
+}
+
+TEST(ReferenceDecay, LongProductUnderflowsToZeroNotNaN) {
+  // g = 0.5 over N = 1200 tokens: d_{i,0} = 2^−i underflows to 0 in double
+  // for i > 1074, which is the right value. q = k = v = 1:
+  //   none: Σ_{t=0..i} 2^−t = 2 − 2^−i;  rows (ε = 0): exactly 1.
+  const int64_t n = 1200;
+  const std::vector<float> ones(static_cast<size_t>(n), 1.0f);
+  Problem p = makeProblem(n, n, 1, ones);
+  Term term = decayTerm(ones, ones);
+  term.decayRate = 0.5;
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  std::vector<double> expected(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    expected[i] = 2.0 - std::ldexp(1.0, -static_cast<int>(i));
+  expectAllClose(run(p), expected);
+
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectAllClose(run(p), std::vector<double>(static_cast<size_t>(n), 1.0));
+}
+
+TEST(ReferenceDecay, KeyWeight) {
+  // Without decay, mask none: q = 1, k = [1, 1], κ = [2, 0.5], v = [1, 4]:
+  // w = [2, 0.5] → none: 2 + 2 = 4; rows (ε = 0): 4/2.5 = 1.6;
+  // length: κ does not change the count, 4/2 = 2.
+  const std::vector<float> q = {1}, k = {1, 1}, v = {1, 4};
+  const std::vector<float> kappa = {2, 0.5f};
+  Problem p = makeProblem(1, 2, 1, v);
+  Term term = makeTerm(Score::Kernel, FeatureMap::Identity, 1, q, k);
+  term.keyWeight = kappa.data();
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectClose(run(p)[0], 4.0);
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectClose(run(p)[0], 1.6);
+  p.terms[0].normalizer = Normalizer::Length;
+  expectClose(run(p)[0], 2.0);
+
+  // κ = 0 everywhere with rows and ε = 0: z = 0, so the row is 0, not NaN.
+  const std::vector<float> zero = {0, 0};
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].keyWeight = zero.data();
+  EXPECT_EQ(run(p)[0], 0.0f);
+}
+
+TEST(ReferenceDecay, KeyWeightWithDecay) {
+  // Causal, g = 0.5, κ = [1, 2, 4], q = k = 1, v = [1, 10, 100], none:
+  // w_ij = 0.5^(i−j) κ_j:
+  //   row 0: 1
+  //   row 1: 0.5·1 + 2·10 = 20.5
+  //   row 2: 0.25·1 + 0.5·2·10 + 4·100 = 410.25
+  // rows (ε = 0): Σ w = [1, 2.5, 0.25 + 1 + 4 = 5.25].
+  // Batch 1 has κ = [1, 1, 1]: [1, 0.5 + 10, 0.25 + 5 + 100].
+  const std::vector<float> q(6, 1.0f), k(6, 1.0f);
+  const std::vector<float> v = {1, 10, 100, 1, 10, 100};
+  const std::vector<float> kappa = {1, 2, 4, 1, 1, 1};
+  Problem p = makeProblem(3, 3, 1, v);
+  p.batch = 2;
+  Term term = decayTerm(q, k);
+  term.decayRate = 0.5;
+  term.keyWeight = kappa.data();
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectAllClose(run(p), {1, 20.5, 410.25, 1, 10.5, 105.25});
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectAllClose(run(p), {1, 8.2, 410.25 / 5.25, 1, 10.5 / 1.5, 105.25 / 1.75});
+}
+
+TEST(ReferenceDecay, MatchesRecurrentForm) {
+  // §1.2's recurrent form, written here from its definition:
+  //   S_i = g_i S_{i−1} + κ_i φ(k_i) v_iᵀ,  z_i = g_i z_{i−1} + κ_i φ(k_i),
+  //   o_i = φ(q_i)ᵀ S_i / (φ(q_i)·z_i + ε)  (rows)  or  φ(q_i)ᵀ S_i  (none),
+  // for per-token g and κ (RFA's gate: κ = 1 − g), relu map, D = 2, E = 2,
+  // B = 1, H = 2. It must equal the quadratic form the evaluator computes.
+  const int64_t h = 2, n = 5, dim = 2, e = 2;
+  std::vector<float> q(h * n * dim), k(h * n * dim), v(h * n * e), g(h * n),
+      kappa(h * n);
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = 0.25f * float(int(i * 7 % 9) - 3);
+    k[i] = 0.5f * float(int(i * 5 % 7) - 2);
+  }
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = float(int(i * 3 % 11)) - 4.0f;
+  for (size_t i = 0; i < g.size(); ++i) {
+    g[i] = 0.125f * float(1 + i * 3 % 8); // in [0.125, 1]
+    kappa[i] = 1.0f - g[i];
+  }
+  for (Normalizer normalizer : {Normalizer::Rows, Normalizer::None}) {
+    SCOPED_TRACE(toString(normalizer));
+    Problem p = makeProblem(n, n, e, v);
+    p.heads = h;
+    Term term = makeTerm(Score::Kernel, FeatureMap::Relu, dim, q, k);
+    term.mask = mask(MaskKind::Causal);
+    term.normalizer = normalizer;
+    term.decayPerToken = g.data();
+    term.keyWeight = kappa.data();
+    p.terms.push_back(term);
+    std::vector<float> out = run(p);
+
+    std::vector<double> expected(out.size());
+    for (int64_t hh = 0; hh < h; ++hh) {
+      double state[2][2] = {{0, 0}, {0, 0}}, norm[2] = {0, 0};
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = hh * n + i;
+        const double gi = g[row], ki = kappa[row];
+        double phiQ[2], phiK[2];
+        for (int64_t d = 0; d < dim; ++d) {
+          phiQ[d] = std::max<double>(q[row * dim + d], 0.0);
+          phiK[d] = std::max<double>(k[row * dim + d], 0.0);
+        }
+        for (int64_t d = 0; d < dim; ++d) {
+          norm[d] = gi * norm[d] + ki * phiK[d];
+          for (int64_t c = 0; c < e; ++c)
+            state[d][c] = gi * state[d][c] + ki * phiK[d] * v[row * e + c];
+        }
+        double z = 1e-6;
+        for (int64_t d = 0; d < dim; ++d)
+          z += phiQ[d] * norm[d];
+        for (int64_t c = 0; c < e; ++c) {
+          double num = 0.0;
+          for (int64_t d = 0; d < dim; ++d)
+            num += phiQ[d] * state[d][c];
+          expected[row * e + c] =
+              normalizer == Normalizer::None ? num : (z == 0.0 ? 0.0 : num / z);
+        }
+      }
+    }
+    expectAllClose(out, expected, 1e-5);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Rows without keys
 //===----------------------------------------------------------------------===//
 
@@ -967,6 +1244,19 @@ struct ValidFixture {
   std::vector<float> v = std::vector<float>(6, 1.0f);
   std::vector<float> omega = std::vector<float>(8, 0.1f);
   std::vector<float> proj = std::vector<float>(9, 0.3f);
+  /// Decay per head [H = 1], or per token / key weight [B, H, 3] = [1, 1, 3].
+  std::vector<float> decay = std::vector<float>(3, 0.5f);
+  std::vector<float> keyWeight = std::vector<float>(3, 2.0f);
+
+  /// The valid problem with a kernel identity term under a causal mask,
+  /// where decay is allowed.
+  Problem kernelCausal() const {
+    Problem p = problem();
+    p.terms[0].score = Score::Kernel;
+    p.terms[0].featureMap = FeatureMap::Identity;
+    p.terms[0].mask = mask(MaskKind::Causal);
+    return p;
+  }
 
   Problem problem() const {
     Problem p = makeProblem(3, 3, 2, v);
@@ -1002,6 +1292,38 @@ TEST(ReferenceValidate, AcceptsValidProblems) {
   p.terms[0].projectKeys = f.proj.data();
   p.terms[0].projectValues = f.proj.data();
   EXPECT_EQ(validate(p), "");
+
+  // Decay: each source, both causal masks, rows (default) and none; per
+  // head and per token accept the closed interval [0, 1].
+  const std::vector<float> edges = {0.0f, 1.0f, 0.0f};
+  p = f.kernelCausal();
+  p.terms[0].decayRate = 1.0;
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].decayRate = 1e-9;
+  p.terms[0].normalizer = Normalizer::None;
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].decayRate.reset();
+  p.terms[0].decayPerHead = edges.data();
+  p.terms[0].normalizer = Normalizer::Rows;
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].decayPerHead = nullptr;
+  p.terms[0].decayPerToken = edges.data();
+  p.terms[0].mask = mask(MaskKind::BlockCausal, 2);
+  EXPECT_EQ(validate(p), "");
+  // With a key weight too.
+  p.terms[0].keyWeight = f.keyWeight.data();
+  EXPECT_EQ(validate(p), "");
+
+  // A key weight alone goes with any mask and normaliser of a kernel term,
+  // and only needs to be finite (negative and zero weights are fine).
+  const std::vector<float> signedWeights = {-1.0f, 0.0f, 3.0f};
+  p = f.problem();
+  p.terms[0].score = Score::Kernel;
+  p.terms[0].featureMap = FeatureMap::Elu1;
+  p.terms[0].mask = mask(MaskKind::PriorBlocks, 1);
+  p.terms[0].normalizer = Normalizer::Length;
+  p.terms[0].keyWeight = signedWeights.data();
+  EXPECT_EQ(validate(p), "");
 }
 
 TEST(ReferenceValidate, RejectsEachInvalidCase) {
@@ -1024,6 +1346,22 @@ TEST(ReferenceValidate, RejectsEachInvalidCase) {
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  const float inff = std::numeric_limits<float>::infinity();
+  // Decay and key-weight buffers [1, 1, 3] with one bad entry at index 1.
+  const std::vector<float> gAboveOne = {0.5f, 1.5f, 0.5f};
+  const std::vector<float> gNegative = {0.5f, -0.25f, 0.5f};
+  const std::vector<float> gNaN = {0.5f, nanf, 0.5f};
+  const std::vector<float> kappaInf = {1.0f, inff, 1.0f};
+  const std::vector<float> kappaNaN = {1.0f, nanf, 1.0f};
+  // Per head, [H = 1].
+  const std::vector<float> gHeadAboveOne = {1.5f}, gHeadNaN = {nanf};
+  // A kernel identity term under a causal mask, where decay is legal.
+  auto setKernelCausal = [](Problem &p) {
+    p.terms[0].score = Score::Kernel;
+    p.terms[0].featureMap = FeatureMap::Identity;
+    p.terms[0].mask = mask(MaskKind::Causal);
+  };
   const Case cases[] = {
       {"B = 0", [](Problem &p) { p.batch = 0; }, "batch"},
       {"B < 0", [](Problem &p) { p.batch = -2; }, "batch"},
@@ -1125,6 +1463,152 @@ TEST(ReferenceValidate, RejectsEachInvalidCase) {
       {"eps < 0", [](Problem &p) { p.terms[0].eps = -1e-9; }, "eps"},
       {"eps NaN", [&](Problem &p) { p.terms[0].eps = nan; }, "eps"},
       {"eps inf", [&](Problem &p) { p.terms[0].eps = inf; }, "eps"},
+      {"decay rate and per head",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayRate = 0.5;
+         p.terms[0].decayPerHead = f.decay.data();
+       },
+       "at most one"},
+      {"decay per head and per token",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayPerHead = f.decay.data();
+         p.terms[0].decayPerToken = f.decay.data();
+       },
+       "at most one"},
+      {"decay on softmax",
+       [](Problem &p) {
+         p.terms[0].mask = mask(MaskKind::Causal);
+         p.terms[0].decayRate = 0.5;
+       },
+       "decay needs a kernel score, got softmax"},
+      {"decay on relu2",
+       [&](Problem &p) {
+         p.terms[0].score = Score::Relu2;
+         p.terms[0].mask = mask(MaskKind::Causal);
+         p.terms[0].decayPerToken = f.decay.data();
+       },
+       "decay needs a kernel score, got relu2"},
+      {"decay with mask none",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].mask = mask(MaskKind::None);
+         p.terms[0].decayRate = 0.5;
+       },
+       "causal or block_causal mask, got none"},
+      {"decay with block",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].mask = mask(MaskKind::Block, 2);
+         p.terms[0].decayPerHead = f.decay.data();
+       },
+       "causal or block_causal mask, got block"},
+      {"decay with prior_blocks",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].mask = mask(MaskKind::PriorBlocks, 2);
+         p.terms[0].decayRate = 0.5;
+       },
+       "got prior_blocks"},
+      {"decay with length",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].normalizer = Normalizer::Length;
+         p.terms[0].decayRate = 0.5;
+       },
+       "rows or none normalizer, got length"},
+      {"decay rate 0",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayRate = 0.0;
+       },
+       "decay rate"},
+      {"decay rate > 1",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayRate = 1.0000001;
+       },
+       "decay rate"},
+      {"decay rate < 0",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayRate = -0.5;
+       },
+       "decay rate"},
+      {"decay rate NaN",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayRate = nan;
+       },
+       "decay rate"},
+      {"decay rate inf",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayRate = inf;
+       },
+       "decay rate"},
+      {"decay per head > 1",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayPerHead = gHeadAboveOne.data();
+       },
+       "decay per head [0]"},
+      {"decay per head NaN",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayPerHead = gHeadNaN.data();
+       },
+       "decay per head [0]"},
+      {"decay per token > 1",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayPerToken = gAboveOne.data();
+       },
+       "decay per token [0, 0, 1]"},
+      {"decay per token < 0",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].decayPerToken = gNegative.data();
+       },
+       "decay per token [0, 0, 1]"},
+      {"decay per token NaN",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].mask = mask(MaskKind::BlockCausal, 2);
+         p.terms[0].decayPerToken = gNaN.data();
+       },
+       "decay per token [0, 0, 1]"},
+      {"key weight on softmax",
+       [&](Problem &p) { p.terms[0].keyWeight = f.keyWeight.data(); },
+       "key weight needs a kernel score, got softmax"},
+      {"key weight on relu2",
+       [&](Problem &p) {
+         p.terms[0].score = Score::Relu2;
+         p.terms[0].keyWeight = f.keyWeight.data();
+       },
+       "key weight needs a kernel score, got relu2"},
+      {"key weight with projection",
+       [&](Problem &p) {
+         setProjection(p);
+         p.terms[0].score = Score::Kernel;
+         p.terms[0].featureMap = FeatureMap::Relu;
+         p.terms[0].keyWeight = f.keyWeight.data();
+       },
+       "key weight cannot be combined with a projection"},
+      {"key weight inf",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].keyWeight = kappaInf.data();
+       },
+       "key weight [0, 0, 1]"},
+      {"key weight NaN",
+       [&](Problem &p) {
+         setKernelCausal(p);
+         p.terms[0].mask = mask(MaskKind::None);
+         p.terms[0].keyWeight = kappaNaN.data();
+       },
+       "key weight [0, 0, 1]"},
   };
 
   for (const Case &c : cases) {
@@ -1151,6 +1635,60 @@ TEST(ReferenceValidate, NamesTheOffendingTerm) {
   p.terms[1].eps = -1.0;
   const std::string message = validate(p);
   EXPECT_EQ(message.rfind("term 1:", 0), 0u) << message;
+}
+
+TEST(ReferenceValidate, DecayAndKeyWeightMessages) {
+  // The exact wording, and the index of the first bad element in [b, h, t]
+  // order. B = 1, H = 2, N = M = 2, D = E = 1.
+  const std::vector<float> q(4, 1.0f), k(4, 1.0f), v(4, 1.0f);
+  const std::vector<float> heads = {1.0f, 2.0f};
+  const std::vector<float> tokens = {0.5f, 0.5f, 0.5f, -0.125f};
+  const std::vector<float> kappa = {
+      1.0f, 1.0f, std::numeric_limits<float>::infinity(), 1.0f};
+  auto problem = [&] {
+    Problem p = makeProblem(2, 2, 1, v);
+    p.heads = 2;
+    p.terms.push_back(makeTerm(Score::Kernel, FeatureMap::Identity, 1, q, k));
+    p.terms[0].mask = mask(MaskKind::Causal);
+    return p;
+  };
+  Problem p = problem();
+  p.terms[0].decayPerHead = heads.data();
+  EXPECT_EQ(validate(p), "term 0: decay per head [1] must be finite and in "
+                         "[0, 1], got 2");
+  p = problem();
+  p.terms[0].decayPerToken = tokens.data();
+  EXPECT_EQ(validate(p), "term 0: decay per token [0, 1, 1] must be finite "
+                         "and in [0, 1], got -0.125");
+  p = problem();
+  p.terms[0].decayRate = 1e-12;
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].decayRate = 0.0;
+  EXPECT_EQ(validate(p),
+            "term 0: decay rate must be finite and in (0, 1], got 0");
+  p.terms[0].decayRate = 1.5;
+  p.terms[0].decayPerToken = tokens.data();
+  EXPECT_EQ(validate(p), "term 0: at most one of decay rate, decay per head "
+                         "and decay per token may be set");
+  p = problem();
+  p.terms[0].decayRate = 0.5;
+  p.terms[0].mask = mask(MaskKind::Block, 1);
+  EXPECT_EQ(validate(p),
+            "term 0: decay needs a causal or block_causal mask, got block");
+  p.terms[0].mask = mask(MaskKind::Causal);
+  p.terms[0].normalizer = Normalizer::Length;
+  EXPECT_EQ(validate(p),
+            "term 0: decay needs the rows or none normalizer, got length");
+  p.terms[0].score = Score::Softmax;
+  p.terms[0].featureMap = FeatureMap::None;
+  EXPECT_EQ(validate(p), "term 0: decay needs a kernel score, got softmax");
+  p = problem();
+  p.terms[0].keyWeight = kappa.data();
+  EXPECT_EQ(validate(p),
+            "term 0: key weight [0, 1, 0] must be finite, got inf");
+  p.terms[0].score = Score::Relu2;
+  p.terms[0].featureMap = FeatureMap::None;
+  EXPECT_EQ(validate(p), "term 0: key weight needs a kernel score, got relu2");
 }
 
 TEST(ReferenceValidate, NullOutputIsAnError) {

@@ -18,6 +18,19 @@ command line, one --term per term, as comma-separated settings:
     eps=E                           (default 1e-6 for kernel, else 0)
     omega=NAME                      (favor+: ω [m, D])
     project=E_NAME:F_NAME           (Linformer: E, F [k, M])
+    decay=G | decay=NAME            (kernel only, DESIGN §1.2: a number
+                                     g in (0, 1], or an input of shape [H]
+                                     or [B, H, N] with values in [0, 1];
+                                     needs mask=causal or block_causal:C and
+                                     normalizer rows or none. A value that
+                                     float() accepts is a number, else a name)
+    key_weight=NAME                 (kernel only, not with project: κ
+                                     [B, H, M], w_ij ← κ_j · w_ij)
+
+With decay, a visible pair (i, j ≤ i) weighs d_ij = Π_{t=j+1..i} g_t. It is
+computed in log space, from cumulative sums of log g (zeros counted apart so
+that g = 0 gives d = 0 and never log 0 or NaN), as an independent check on
+the evaluator's literal products.
 
 Prints the maximum absolute error and exits 0 when it is below the
 tolerance (default 1e-4), 1 otherwise (or when out.npy is not a float32
@@ -51,7 +64,7 @@ def parse_term(text):
             sys.exit(f"numpy_reference: duplicate term setting '{key}'")
         term[key] = value
     known = {"score", "map", "q", "k", "mask", "normalizer", "scale", "eps",
-             "omega", "project"}
+             "omega", "project", "decay", "key_weight"}
     unknown = set(term) - known
     if unknown:
         sys.exit(f"numpy_reference: unknown term settings {sorted(unknown)}")
@@ -59,6 +72,9 @@ def parse_term(text):
         sys.exit("numpy_reference: every term needs score=softmax|relu2|kernel")
     if (term["score"] == "kernel") != ("map" in term):
         sys.exit("numpy_reference: map= goes with score=kernel, and only there")
+    for key in ("decay", "key_weight"):
+        if key in term and term["score"] != "kernel":
+            sys.exit(f"numpy_reference: {key}= needs score=kernel")
     return term
 
 
@@ -87,6 +103,48 @@ def mask_matrix(spec, n, m):
     if kind == "prior_blocks":
         return np.broadcast_to(j // c < i // c, (n, m))
     sys.exit(f"numpy_reference: unknown mask '{spec}'")
+
+
+def parse_decay(value):
+    """decay=: a float for a number, None for an input name."""
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def decay_matrix(directory, value, shape):
+    """d[b, h, i, j] = Π_{t=j+1..i} g_t for j ≤ i, else 0 (DESIGN §1.2).
+
+    Log space: with Λ_t = Σ_{s≤t, g_s>0} log g_s and Z_t the number of zeros
+    among g_0..g_t, d_ij = exp(Λ_i − Λ_j) when no g_t in (j, i] is zero
+    (Z_i = Z_j), else 0. Every Λ is finite, so no inf − inf appears.
+    """
+    b, h, n = shape
+    rate = parse_decay(value)
+    if rate is not None:
+        if not (math.isfinite(rate) and 0.0 < rate <= 1.0):
+            sys.exit(f"numpy_reference: decay={value} is not in (0, 1]")
+        g = np.full((b, h, n), rate, dtype=np.float64)
+    else:
+        g = load(directory, value)
+        if g.shape == (h,):
+            g = np.broadcast_to(g[None, :, None], (b, h, n))
+        elif g.shape != (b, h, n):
+            sys.exit(f"numpy_reference: decay input '{value}' has shape "
+                     f"{list(g.shape)}, want [{h}] or [{b}, {h}, {n}]")
+        if not np.all(np.isfinite(g) & (g >= 0.0) & (g <= 1.0)):
+            sys.exit(f"numpy_reference: decay input '{value}' has values "
+                     "outside [0, 1]")
+    positive = g > 0.0
+    log_g = np.where(positive, np.log(np.where(positive, g, 1.0)), 0.0)
+    cum_log = np.cumsum(log_g, axis=-1)                      # Λ [B, H, N]
+    cum_zero = np.cumsum(~positive, axis=-1)                 # Z [B, H, N]
+    lower = np.tril(np.ones((n, n), dtype=bool))             # j ≤ i
+    no_zero = (cum_zero[..., :, None] - cum_zero[..., None, :]) == 0
+    visible = lower & no_zero
+    exponent = cum_log[..., :, None] - cum_log[..., None, :]
+    return np.where(visible, np.exp(np.where(visible, exponent, 0.0)), 0.0)
 
 
 def feature_map(name, x, positions, length, scale, omega):
@@ -146,6 +204,27 @@ def evaluate_term(directory, term, v):
                             omega)
         w = np.einsum("bhnf,bhmf->bhnm", phi_q, phi_k)
         w = np.where(allowed, w, 0.0)
+        if "key_weight" in term:
+            if "project" in term:
+                sys.exit("numpy_reference: key_weight with project is not "
+                         "defined")
+            kappa = load(directory, term["key_weight"])
+            if kappa.shape != (q.shape[0], q.shape[1], m):
+                sys.exit(f"numpy_reference: key weight '{term['key_weight']}'"
+                         f" has shape {list(kappa.shape)}, want "
+                         f"[{q.shape[0]}, {q.shape[1]}, {m}]")
+            w = w * kappa[:, :, None, :]
+        if "decay" in term:
+            if mask != "causal" and not mask.startswith("block_causal:"):
+                sys.exit("numpy_reference: decay needs mask=causal or "
+                         "block_causal:C")
+            if normalizer not in ("rows", "none"):
+                sys.exit("numpy_reference: decay needs normalizer rows or "
+                         "none")
+            if n != m:
+                sys.exit("numpy_reference: decay needs N == M")
+            w = w * decay_matrix(directory, term["decay"],
+                                 (q.shape[0], q.shape[1], n))
     else:
         logits = scale * np.einsum("bhnd,bhmd->bhnm", q, keys)
         if score == "softmax":

@@ -69,6 +69,8 @@ std::optional<double> TermOp::getEffectiveScale() {
 //            | `mask` mask-body | `normalizer` kw | `order` kw
 //            | `scale` float | `eps` float | `chunk` (integer | `auto`)
 //            | `crossover` integer
+//            | `decay` (float | `(` %g `:` type `)`)
+//            | `key_weight` `(` %w `:` type `)`
 
 namespace {
 /// Parses `keyword` as the enum \p EnumT via \p symbolize, reporting the
@@ -121,15 +123,16 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseOperand(value) || parser.parseRParen())
     return failure();
 
-  std::optional<OpAsmParser::UnresolvedOperand> omega, keyProj, valueProj;
-  Type omegaType, keyProjType, valueProjType;
+  std::optional<OpAsmParser::UnresolvedOperand> omega, keyProj, valueProj,
+      decay, keyWeight;
+  Type omegaType, keyProjType, valueProjType, decayType, keyWeightType;
   llvm::StringSet<> seen;
   while (true) {
     SMLoc loc = parser.getCurrentLocation();
     StringRef clause;
     if (parser.parseOptionalKeyword(
             &clause, {"omega", "project", "mask", "normalizer", "scale", "eps",
-                      "order", "chunk", "crossover"}))
+                      "order", "chunk", "crossover", "decay", "key_weight"}))
       break;
     if (!seen.insert(clause).second)
       return parser.emitError(loc) << "duplicate '" << clause << "' clause";
@@ -137,6 +140,23 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
       omega.emplace();
       if (parser.parseLParen() || parser.parseOperand(*omega) ||
           parser.parseColonType(omegaType) || parser.parseRParen())
+        return failure();
+    } else if (clause == "decay") {
+      if (succeeded(parser.parseOptionalLParen())) {
+        decay.emplace();
+        if (parser.parseOperand(*decay) || parser.parseColonType(decayType) ||
+            parser.parseRParen())
+          return failure();
+      } else {
+        double number;
+        if (parser.parseFloat(number))
+          return failure();
+        props.decay_rate = builder.getF64FloatAttr(number);
+      }
+    } else if (clause == "key_weight") {
+      keyWeight.emplace();
+      if (parser.parseLParen() || parser.parseOperand(*keyWeight) ||
+          parser.parseColonType(keyWeightType) || parser.parseRParen())
         return failure();
     } else if (clause == "project") {
       keyProj.emplace();
@@ -190,9 +210,9 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   // The clauses are the only spelling of the op's own attributes, so that a
   // stray dictionary entry cannot silently override one.
-  for (StringRef name : {"score", "feature_map", "mask", "normalizer",
-                         "scale", "eps", "order", "chunk", "crossover",
-                         "operandSegmentSizes"})
+  for (StringRef name :
+       {"score", "feature_map", "mask", "normalizer", "scale", "eps", "order",
+        "chunk", "crossover", "decay_rate", "operandSegmentSizes"})
     if (result.attributes.get(name))
       return parser.emitError(attrLoc)
              << "'" << name << "' must be written as a clause, not in the "
@@ -216,8 +236,15 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
        parser.resolveOperand(*valueProj, valueProjType, result.operands)))
     return failure();
 
+  if (decay && parser.resolveOperand(*decay, decayType, result.operands))
+    return failure();
+  if (keyWeight &&
+      parser.resolveOperand(*keyWeight, keyWeightType, result.operands))
+    return failure();
+
   int32_t hasOmega = omega ? 1 : 0, hasProj = keyProj ? 1 : 0;
-  props.operandSegmentSizes = {1, 1, 1, hasOmega, hasProj, hasProj};
+  props.operandSegmentSizes = {
+      1, 1, 1, hasOmega, hasProj, hasProj, decay ? 1 : 0, keyWeight ? 1 : 0};
   result.addTypes(resultType);
   return success();
 }
@@ -234,6 +261,15 @@ void TermOp::print(OpAsmPrinter &printer) {
     printer << " project(" << getKeyProjection() << ", "
             << getValueProjection() << " : " << getKeyProjection().getType()
             << ", " << getValueProjection().getType() << ")";
+  if (FloatAttr rate = getDecayRateAttr()) {
+    printer << " decay ";
+    printer.printFloat(rate.getValue());
+  }
+  if (Value decay = getDecay())
+    printer << " decay(" << decay << " : " << decay.getType() << ")";
+  if (Value keyWeight = getKeyWeight())
+    printer << " key_weight(" << keyWeight << " : " << keyWeight.getType()
+            << ")";
   if (std::optional<MaskAttr> mask = getMask()) {
     printer << " mask ";
     printMaskClause(printer, *mask);
@@ -260,7 +296,7 @@ void TermOp::print(OpAsmPrinter &printer) {
       {getScoreAttrName(), getFeatureMapAttrName(), getMaskAttrName(),
        getNormalizerAttrName(), getScaleAttrName(), getEpsAttrName(),
        getOrderAttrName(), getChunkAttrName(), getCrossoverAttrName(),
-       "operandSegmentSizes"});
+       getDecayRateAttrName(), "operandSegmentSizes"});
   printer << " : " << getQuery().getType() << ", " << getKey().getType()
           << ", " << getValue().getType() << " -> " << getType();
 }
@@ -340,6 +376,8 @@ LogicalResult TermOp::verify() {
                              {"omega", getOmega()},
                              {"key projection E", getKeyProjection()},
                              {"value projection F", getValueProjection()},
+                             {"decay", getDecay()},
+                             {"key weight", getKeyWeight()},
                              {"result", getResult()}})
     if (value && failed(verifyByteSize(getOperation(), name,
                                        cast<ShapedType>(value.getType()))))
@@ -473,6 +511,67 @@ LogicalResult TermOp::verify() {
       return emitOpError("crossover is only meaningful with order 'auto', "
                          "but the order is '")
              << stringifyOrder(getOrder()) << "'";
+  }
+
+  // (C12) Decay: a number in (0, 1] or g [H] / [B, H, N], on a kernel term
+  // under a causal mask with the rows or none normaliser.
+  if (getDecayRate() && getDecay())
+    return emitOpError("decay is either a number or an operand, not both");
+  if (std::optional<APFloat> rate = getDecayRate()) {
+    double g = rate->convertToDouble();
+    if (!std::isfinite(g) || g <= 0.0 || g > 1.0)
+      return emitOpError("decay must be in (0, 1], got ") << g;
+  }
+  if (Value decay = getDecay()) {
+    auto decayType = cast<RankedTensorType>(decay.getType());
+    if (decayType.getRank() == 1) {
+      if (staticallyDifferent(decayType.getDimSize(0), queryType.getDimSize(1)))
+        return emitOpError("decay [H] has ")
+               << decayType.getDimSize(0)
+               << " entries but the head count H = " << queryType.getDimSize(1);
+    } else {
+      DimChecker decayDims{getOperation()};
+      decayDims.check("decay [B, H, N]", decayType, 0, "query", queryType, 0,
+                      "batch size B");
+      decayDims.check("decay [B, H, N]", decayType, 1, "query", queryType, 1,
+                      "head count H");
+      decayDims.check("decay [B, H, N]", decayType, 2, "query", queryType, 2,
+                      "query length N");
+      if (decayDims.failed)
+        return failure();
+    }
+  }
+  if (hasDecay()) {
+    if (score != Score::Kernel)
+      return emitOpError("decay needs a 'kernel' term, but the score is '")
+             << stringifyScore(score) << "'";
+    MaskKind kind = getMaskKind();
+    if (kind != MaskKind::Causal && kind != MaskKind::BlockCausal)
+      return emitOpError("decay needs mask 'causal' or 'block_causal', but "
+                         "the mask is '")
+             << stringifyMaskKind(kind) << "'";
+    if (getEffectiveNormalizer() == Normalizer::Length)
+      return emitOpError("decay needs the 'rows' or 'none' normalizer, but "
+                         "the normalizer is 'length'");
+  }
+
+  // (C13) Key weight κ [B, H, M] on a kernel term without projection.
+  if (Value keyWeight = getKeyWeight()) {
+    auto weightType = cast<RankedTensorType>(keyWeight.getType());
+    DimChecker weightDims{getOperation()};
+    weightDims.check("key_weight [B, H, M]", weightType, 0, "key", keyType, 0,
+                     "batch size B");
+    weightDims.check("key_weight [B, H, M]", weightType, 1, "key", keyType, 1,
+                     "head count H");
+    weightDims.check("key_weight [B, H, M]", weightType, 2, "key", keyType, 2,
+                     "key length M");
+    if (weightDims.failed)
+      return failure();
+    if (score != Score::Kernel)
+      return emitOpError("key_weight needs a 'kernel' term, but the score is '")
+             << stringifyScore(score) << "'";
+    if (isProjected())
+      return emitOpError("key_weight is not allowed with 'project'");
   }
 
   return success();

@@ -10,6 +10,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Attn_Tensor4D : 4DTensorOf<[F32]>;
 def Attn_Tensor2D : 2DTensorOf<[F32]>;
+def Attn_Tensor3D : 3DTensorOf<[F32]>;
+def Attn_DecayTensor : TensorRankOf<[F32], [1, 3]>;
 
 //===----------------------------------------------------------------------===//
 // TermOp
@@ -49,6 +51,15 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     sequence (E, F: [k, M], shared across batch and heads) and the term
     attends over the k projected keys.
 
+    Decay (DESIGN §1.2, `kernel` terms): with g_t the `decay` number (every
+    head and token), `decay(%g)` [H] (one γ per head, RetNet) or
+    `decay(%g)` [B, H, N] (one g_t per token, GLA / Mamba-2), a visible pair
+    j ≤ i weighs `w_ij = d_ij · κ_j · φ(q_i, i)·φ(k_j, j)` with
+    `d_ij = Π_{t=j+1..i} g_t` (d_ii = 1); κ_j is the `key_weight` operand
+    [B, H, M] (default 1; RFA's gate is decay g with key weight 1 − g).
+    Lowerings work from cumulative sums of log g, so that long products
+    neither underflow nor overflow.
+
     `order` and `chunk` record decisions that do not change the result:
     `qk_first` computes (φQ φK^T) V, `kv_first` computes φQ (φK^T V) (kernel
     terms only); `auto` (the default) leaves the choice to
@@ -84,6 +95,11 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     - (C10) `chunk` is positive; mask blocks are positive (see `#attn.mask`).
     - (C11) `crossover` is positive and only given to a `kernel` term whose
       order is `auto`.
+    - (C12) A decay is either a number in (0, 1] or an operand [H] or
+      [B, H, N], not both; it needs a `kernel` term, a `causal` or
+      `block_causal` mask and the `rows` or `none` normaliser.
+    - (C13) `key_weight` is [B, H, M] and needs a `kernel` term without
+      `project`.
   }];
 
   let arguments = (ins
@@ -93,12 +109,15 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     Optional<Attn_Tensor2D>:$omega,
     Optional<Attn_Tensor2D>:$key_projection,
     Optional<Attn_Tensor2D>:$value_projection,
+    Optional<Attn_DecayTensor>:$decay,
+    Optional<Attn_Tensor3D>:$key_weight,
     Attn_ScoreAttr:$score,
     OptionalAttr<Attn_FeatureMapAttr>:$feature_map,
     OptionalAttr<Attn_MaskAttr>:$mask,
     OptionalAttr<Attn_NormalizerAttr>:$normalizer,
     OptionalAttr<F64Attr>:$scale,
     OptionalAttr<F64Attr>:$eps,
+    OptionalAttr<F64Attr>:$decay_rate,
     DefaultValuedAttr<Attn_OrderAttr, "::mlir::attn::Order::Auto">:$order,
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<I64Attr>:$crossover
@@ -125,6 +144,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     /// True when both association orders are legal (a kernel term).
     bool hasProductForm() { return getScore() == ::mlir::attn::Score::Kernel; }
     bool isProjected() { return getKeyProjection() != nullptr; }
+    /// True when the term has a decay (a number or an operand).
+    bool hasDecay() { return getDecayRate() || getDecay(); }
   }];
 }
 
