@@ -29,6 +29,8 @@ int64_t TermShape::scoreWidth() const {
   switch (featureMap) {
   case FeatureMap::FavorPlus:
     return numFeatures;
+  case FeatureMap::Rfa:
+    return 2 * numFeatures;
   case FeatureMap::CosFormer:
     return 2 * featureDim;
   default:
@@ -384,6 +386,13 @@ double cost::featureMapFlops(const TermShape &shape, const Target &target) {
     double m = static_cast<double>(shape.numFeatures);
     // ω x' (m·D multiply-adds), |x'|², then one exp per feature.
     perRow = 2 * m * d + 2 * d + m * (target.expFlops + 2);
+    break;
+  }
+  case FeatureMap::Rfa: {
+    double m = static_cast<double>(shape.numFeatures);
+    // ω x (m·D multiply-adds), |x|², then a sine and a cosine per feature
+    // (each costed as an exp).
+    perRow = 2 * m * d + 2 * d + 2 * m * (target.expFlops + 1);
     break;
   }
   }

@@ -256,6 +256,8 @@ static const char *scoreText(const Probe &probe) {
     return "kernel favor+";
   case cost::FeatureMap::CosFormer:
     return "kernel cosformer";
+  case cost::FeatureMap::Rfa:
+    return "kernel rfa";
   default:
     return "kernel identity";
   }

@@ -40,6 +40,8 @@ dialect::FeatureMap convert(FeatureMap featureMap) {
     return dialect::FeatureMap::FavorPlus;
   case FeatureMap::CosFormer:
     return dialect::FeatureMap::CosFormer;
+  case FeatureMap::Rfa:
+    return dialect::FeatureMap::Rfa;
   }
   return dialect::FeatureMap::Identity;
 }

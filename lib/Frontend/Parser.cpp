@@ -552,23 +552,27 @@ private:
     consume();
     if (!token.is(TokenKind::Identifier))
       return failHere("'kernel' needs a feature map (identity, relu, elu1, "
-                      "favor+ or cosformer), found " +
+                      "favor+, cosformer or rfa), found " +
                       describe(token));
     std::string map = token.text;
     SourceLocation mapLoc = token.loc;
     if (isTermSetting(map))
       return failHere("'kernel' needs a feature map (identity, relu, elu1, "
-                      "favor+ or cosformer), found '" + map + "'");
+                      "favor+, cosformer or rfa), found '" +
+                      map + "'");
     consume();
     if (map == "favor" && token.isPunct('+')) {
       consume();
       map = "favor+";
     }
     static const std::vector<std::pair<const char *, FeatureMap>> maps = {
-        {"identity", FeatureMap::Identity}, {"relu", FeatureMap::Relu},
-        {"elu1", FeatureMap::Elu1},         {"favor+", FeatureMap::FavorPlus},
+        {"identity", FeatureMap::Identity},
+        {"relu", FeatureMap::Relu},
+        {"elu1", FeatureMap::Elu1},
+        {"favor+", FeatureMap::FavorPlus},
         {"favor_plus", FeatureMap::FavorPlus},
-        {"cosformer", FeatureMap::CosFormer}};
+        {"cosformer", FeatureMap::CosFormer},
+        {"rfa", FeatureMap::Rfa}};
     for (const auto &[name, value] : maps) {
       if (map == name) {
         term.featureMap = value;
@@ -576,8 +580,8 @@ private:
       }
     }
     return fail(mapLoc, "unknown feature map '" + map + "'" +
-                            suggest(map, {"identity", "relu", "elu1",
-                                          "favor+", "cosformer"}));
+                            suggest(map, {"identity", "relu", "elu1", "favor+",
+                                          "cosformer", "rfa"}));
   }
 
   bool parseMask(TermDecl &term) {

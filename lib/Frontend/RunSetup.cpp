@@ -187,6 +187,17 @@ MemoryNeed attn::frontend::runMemoryNeed(const Spec &spec,
   return need;
 }
 
+/// \p flat as one index per dimension of \p shape.
+static std::vector<int64_t> unflatten(size_t flat,
+                                      const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(flat % shape[d]);
+    flat /= shape[d];
+  }
+  return index;
+}
+
 std::string attn::frontend::findNonFinite(const Spec &spec,
                                           const InputArrays &arrays) {
   for (const InputDecl &input : spec.inputs) {
@@ -198,16 +209,34 @@ std::string attn::frontend::findNonFinite(const Spec &spec,
       float x = array.data[i];
       if (std::isfinite(x))
         continue;
-      // The flat index as one per dimension.
-      std::vector<int64_t> index(array.shape.size());
-      size_t rest = i;
-      for (size_t d = array.shape.size(); d-- > 0;) {
-        index[d] = static_cast<int64_t>(rest % array.shape[d]);
-        rest /= array.shape[d];
-      }
       return "input '" + input.name + "' holds " +
-             (std::isnan(x) ? "NaN" : x > 0 ? "+inf" : "-inf") + " at " +
-             formatShape(index);
+             (std::isnan(x) ? "NaN"
+              : x > 0       ? "+inf"
+                            : "-inf") +
+             " at " + formatShape(unflatten(i, array.shape));
+    }
+  }
+  return "";
+}
+
+std::string attn::frontend::findBadDecay(const Spec &spec,
+                                         const InputArrays &arrays) {
+  for (const TermDecl &term : spec.terms) {
+    if (!term.decay.isSet())
+      continue;
+    auto found = arrays.find(term.decay.name);
+    if (found == arrays.end())
+      continue;
+    const npy::Array &array = found->second;
+    for (size_t i = 0; i < array.data.size(); ++i) {
+      float g = array.data[i];
+      if (g >= 0.0f && g <= 1.0f)
+        continue;
+      char value[32];
+      std::snprintf(value, sizeof(value), "%g", double(g));
+      return "input '" + term.decay.name + "' is the decay of term '" +
+             term.name + "' and must lie in [0, 1], but holds " + value +
+             " at " + formatShape(unflatten(i, array.shape));
     }
   }
   return "";
@@ -239,7 +268,9 @@ attn::frontend::overflowWarnings(const reference::Problem &problem) {
   };
   for (size_t t = 0; t < problem.terms.size(); ++t) {
     const reference::Term &term = problem.terms[t];
-    if (term.featureMap == reference::FeatureMap::FavorPlus)
+    // Bounded features: FAVOR+ is stabilised, |RFA's products| <= 2.
+    if (term.featureMap == reference::FeatureMap::FavorPlus ||
+        term.featureMap == reference::FeatureMap::Rfa)
       continue;
     const int64_t dim = term.featureDim;
     double q = largestRowNorm(term.q, slices * problem.queries, dim);
@@ -287,7 +318,8 @@ attn::frontend::outputShape(const reference::Problem &problem) {
 double attn::frontend::checkTolerance(const Spec &spec) {
   double tolerance = 1e-4;
   for (const TermDecl &term : spec.terms) {
-    bool signedFeatures = term.featureMap == FeatureMap::Identity;
+    bool signedFeatures = term.featureMap == FeatureMap::Identity ||
+                          term.featureMap == FeatureMap::Rfa;
     bool rows = term.normalizer == Normalizer::Rows ||
                 term.normalizer == Normalizer::Default;
     if (term.featureMap == FeatureMap::FavorPlus || (signedFeatures && rows))

@@ -94,6 +94,8 @@ int64_t reference::featureWidth(const Term &term) {
     return std::max<int64_t>(term.numFeatures, 0);
   case FeatureMap::CosFormer:
     return 2 * dim;
+  case FeatureMap::Rfa:
+    return 2 * std::max<int64_t>(term.numFeatures, 0);
   }
   return 0;
 }
@@ -156,6 +158,31 @@ static std::vector<double> featureMapRow(const Term &term, const double *x,
       const double r = std::max(x[d], 0.0);
       phi[d] = r * c;
       phi[dim + d] = r * s;
+    }
+    break;
+  }
+  case FeatureMap::Rfa: {
+    const int64_t m = term.numFeatures;
+    if (!term.omega || m <= 0)
+      break; // validate() rejects this; leave zeros rather than read null.
+    // x̂ = x / ‖x‖, and x̂ = 0 for x = 0 (DESIGN §1.2), so φ(0) is the
+    // well-defined [0…0, 1…1]/√m rather than NaN. No scale: normalising x
+    // already fixes its length, and §1.2's φ has no s.
+    double squaredNorm = 0.0;
+    for (int64_t d = 0; d < dim; ++d)
+      squaredNorm += x[d] * x[d];
+    const double norm = std::sqrt(squaredNorm);
+    const double invNorm = norm > 0.0 ? 1.0 / norm : 0.0;
+    // The first m features carry the sines, the next m the cosines, so that
+    // sin(a)sin(b) + cos(a)cos(b) = cos(a − b) per random feature.
+    const double invRootM = 1.0 / std::sqrt(static_cast<double>(m));
+    for (int64_t r = 0; r < m; ++r) {
+      const float *omegaRow = term.omega + r * dim;
+      double projection = 0.0;
+      for (int64_t d = 0; d < dim; ++d)
+        projection += static_cast<double>(omegaRow[d]) * (x[d] * invNorm);
+      phi[r] = std::sin(projection) * invRootM;
+      phi[m + r] = std::cos(projection) * invRootM;
     }
     break;
   }
@@ -230,6 +257,8 @@ const char *reference::toString(FeatureMap featureMap) {
     return "favor+";
   case FeatureMap::CosFormer:
     return "cosformer";
+  case FeatureMap::Rfa:
+    return "rfa";
   }
   return "unknown";
 }
@@ -351,14 +380,19 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
   if (term.score != Score::Kernel && term.featureMap != FeatureMap::None)
     return std::string("a ") + toString(term.score) +
            " score takes no feature map";
-  if (term.featureMap == FeatureMap::FavorPlus) {
+  // FAVOR+ and RFA both draw on the random features ω [m, D]; RFA's
+  // feature width 2m must also fit.
+  if (term.featureMap == FeatureMap::FavorPlus ||
+      term.featureMap == FeatureMap::Rfa) {
+    const std::string map = toString(term.featureMap);
     if (term.numFeatures <= 0)
-      return "favor+ needs a positive number of features m, got " +
+      return map + " needs a positive number of features m, got " +
              std::to_string(term.numFeatures);
     if (!term.omega)
-      return "favor+ needs the random features omega [m, D]";
-    if (!productFits({term.numFeatures, term.featureDim}))
-      return "favor+ omega [m, D] is too large";
+      return map + " needs the random features omega [m, D]";
+    if (!productFits({term.numFeatures, term.featureDim}) ||
+        !productFits({term.numFeatures, 2}))
+      return map + " omega [m, D] is too large";
   }
 
   const MaskKind kind = term.mask.kind;

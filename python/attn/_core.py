@@ -601,7 +601,8 @@ def compare(out, expected, tolerance):
 
 
 def _roles(spec_text):
-    """(omega inputs, projection inputs) named in the spec text."""
+    """(omega inputs, projection inputs, decay inputs, key weight inputs)
+    named in the spec text."""
     import re
 
     text = re.sub(r"#[^\n]*", "", spec_text)
@@ -609,7 +610,9 @@ def _roles(spec_text):
     projections = set()
     for e, f in re.findall(r"\bproject\s*=\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)", text):
         projections.update((e, f))
-    return omegas, projections
+    decays = set(re.findall(r"\bdecay\s*=\s*([A-Za-z_]\w*)", text))
+    key_weights = set(re.findall(r"\bkey_weight\s*=\s*([A-Za-z_]\w*)", text))
+    return omegas, projections, decays, key_weights
 
 
 def _orthogonal_gaussian(rng, m, d):
@@ -629,8 +632,10 @@ def random_inputs(kernel, sizes=None, seed=0):
     numpy.random.default_rng(SEED), drawn in declaration order: standard
     normal; Linformer projections (``project = E, F``) times 1/sqrt(k), k
     their number of rows; FAVOR+ ``omega`` [m, D] as orthogonal Gaussian
-    rows (blocks of D rows orthonormalised, scaled by chi(D) norms). SIZES
-    binds the kernel's dynamic sizes (all of them)."""
+    rows (blocks of D rows orthonormalised, scaled by chi(D) norms); a
+    ``decay`` [H] as RetNet's 1 - 2^(-5-h), a ``decay`` [B, H, N] uniform in
+    [0.9, 1) and a ``key_weight`` uniform in [0, 1). SIZES binds the
+    kernel's dynamic sizes (all of them)."""
     sizes = dict(sizes or {})
     unknown = [s for s in sizes if s not in kernel.sizes]
     if unknown:
@@ -651,7 +656,7 @@ def random_inputs(kernel, sizes=None, seed=0):
             )
         if not _is_int(sizes[name]) or sizes[name] < 1:
             raise ValueError("sizes: %s must be a positive int, got %r" % (name, sizes[name]))
-    omegas, projections = _roles(kernel._spec())
+    omegas, projections, decays, key_weights = _roles(kernel._spec())
     rng = np.random.default_rng(seed)
     result = {}
     for name in kernel.inputs:
@@ -660,6 +665,12 @@ def random_inputs(kernel, sizes=None, seed=0):
             arr = _orthogonal_gaussian(rng, shape[0], shape[1])
         elif name in projections and len(shape) == 2:
             arr = rng.standard_normal(shape) / np.sqrt(shape[0])
+        elif name in decays and len(shape) == 1:
+            arr = 1.0 - 2.0 ** (-5.0 - np.arange(shape[0]))
+        elif name in decays:
+            arr = rng.uniform(0.9, 1.0, shape)
+        elif name in key_weights:
+            arr = rng.uniform(0.0, 1.0, shape)
         else:
             arr = rng.standard_normal(shape)
         result[name] = np.ascontiguousarray(arr, dtype=np.float32)

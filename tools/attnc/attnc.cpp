@@ -384,6 +384,8 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   if (finiteInputs)
     if (std::string where = findNonFinite(spec, inputs.all()); !where.empty())
       return userError("--finite-inputs: " + where);
+  if (std::string where = findBadDecay(spec, inputs.all()); !where.empty())
+    return userError(where);
   reference::Problem problem = buildProblem(spec, inputs.all());
   if (!useReference)
     for (const std::string &warning : overflowWarnings(problem))

@@ -63,6 +63,11 @@ MemoryNeed runMemoryNeed(const Spec &spec, const SizeBindings &sizes,
 /// 32]`.
 std::string findNonFinite(const Spec &spec, const InputArrays &arrays);
 
+/// "" when every decay input of every term (DESIGN §1.2: g in [0, 1]) lies
+/// in [0, 1]; else which one does not, and where: `input 'g' is the decay of
+/// term 't0' and must lie in [0, 1], but holds 1.5 at [0, 1, 3]`.
+std::string findBadDecay(const Spec &spec, const InputArrays &arrays);
+
 /// The terms of \p problem whose f32 arithmetic can overflow on these
 /// inputs, one message each (an upper bound from the rows' norms, so it may
 /// warn where no value actually overflows): softmax scores beyond f32

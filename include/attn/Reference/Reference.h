@@ -34,6 +34,7 @@ enum class FeatureMap {
   Elu1,      ///< φ(x) = elu(x) + 1
   FavorPlus, ///< φ(x) = exp(ω x' − |x'|²/2) / sqrt(m), x' = x·s^(1/2)
   CosFormer, ///< φ(x, i) = [relu(x) cos(πi/2L), relu(x) sin(πi/2L)]
+  Rfa, ///< φ(x) = [sin(ω x̂), cos(ω x̂)] / sqrt(m), x̂ = x / ‖x‖
 };
 
 enum class MaskKind {
@@ -67,7 +68,8 @@ struct Term {
   FeatureMap featureMap = FeatureMap::None;
   Mask mask;
   Normalizer normalizer = Normalizer::Default;
-  /// s; defaults to 1/sqrt(D). Used by Softmax, Relu2 and FavorPlus only.
+  /// s; defaults to 1/sqrt(D). Used by Softmax, Relu2 and FavorPlus only
+  /// (Rfa normalises x instead of scaling it).
   std::optional<double> scale;
   /// ε of the Rows normaliser; defaults to 1e-6 for Kernel terms, else 0.
   std::optional<double> eps;
@@ -77,7 +79,7 @@ struct Term {
   const float *q = nullptr; ///< [B, H, N, D]
   const float *k = nullptr; ///< [B, H, M, D]
 
-  /// FAVOR+ only: m random features and ω [m, D].
+  /// FAVOR+ and RFA only: m random features and ω [m, D].
   int64_t numFeatures = 0;
   const float *omega = nullptr;
 
@@ -123,7 +125,8 @@ double effectiveScale(const Term &term);
 double effectiveEps(const Term &term);
 Normalizer effectiveNormalizer(const Term &term);
 
-/// Width of φ's output for a Kernel term (D, m for FAVOR+, 2D for cosFormer).
+/// Width of φ's output for a Kernel term (D, m for FAVOR+, 2D for cosFormer,
+/// 2m for RFA).
 int64_t featureWidth(const Term &term);
 
 /// Applies the term's feature map to one row \p x of length D at sequence

@@ -120,6 +120,13 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
 // One term
 //===----------------------------------------------------------------------===//
 
+/// 2 x, a constant when x is one.
+static Value twice(LinalgBuilder &b, Value x) {
+  if (std::optional<int64_t> constant = getConstantIntValue(x))
+    return b.index(2 * *constant);
+  return b.add(x, x);
+}
+
 /// Reads the sizes and clauses of \p op and builds its projection and
 /// feature rows, in that order.
 static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
@@ -159,10 +166,10 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
   term.width = featureDim;
   if (term.features.map == FeatureMap::FavorPlus)
     term.width = b.dim(op.getOmega(), 0);
+  else if (term.features.map == FeatureMap::Rfa)
+    term.width = twice(b, b.dim(op.getOmega(), 0));
   else if (term.features.map == FeatureMap::CosFormer)
-    term.width = getConstantIntValue(featureDim)
-                     ? b.index(2 * *getConstantIntValue(featureDim))
-                     : b.add(featureDim, featureDim);
+    term.width = twice(b, featureDim);
   return term;
 }
 

@@ -261,6 +261,72 @@ static Value favorFeatures(LinalgBuilder &b, const TermOperands &term,
       });
 }
 
+/// 1 / sqrt(sumSquares), 0 for a zero row: x / |x| with 0 for x = 0. As
+/// exp(-log(sumSquares) / 2): exp and log have vectorisable polynomial
+/// forms on every target (attn-approximate-math), a square root inside a
+/// GPU kernel would call libdevice.
+static Value inverseNorm(OpBuilder &ob, Location loc, Value sumSquares) {
+  Value zero = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(0.0));
+  Value minusHalf =
+      arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(-0.5));
+  Value positive = arith::CmpFOp::create(ob, loc, arith::CmpFPredicate::OGT,
+                                         sumSquares, zero);
+  Value inverse = math::ExpOp::create(
+      ob, loc,
+      arith::MulFOp::create(ob, loc, math::LogOp::create(ob, loc, sumSquares),
+                            minusHalf));
+  return arith::SelectOp::create(ob, loc, positive, inverse, zero);
+}
+
+/// RFA's [sin(a), cos(a)] / sqrt(m) for the angle a = (w x)_f / |x| (h = 0:
+/// the sine half).
+static Value rfaFeature(OpBuilder &ob, Location loc, Value half,
+                        Value projection, Value invNorm, Value invRootM) {
+  Value angle = arith::MulFOp::create(ob, loc, projection, invNorm);
+  Value isCos =
+      arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ne, half,
+                            arith::ConstantIndexOp::create(ob, loc, 0));
+  Value trig = arith::SelectOp::create(ob, loc, isCos,
+                                       math::CosOp::create(ob, loc, angle),
+                                       math::SinOp::create(ob, loc, angle));
+  return arith::MulFOp::create(ob, loc, trig, invRootM);
+}
+
+/// RFA over whole rows: [B, H, L, 2m].
+static Value rfaFeatures(LinalgBuilder &b, const TermOperands &term, Value x) {
+  TermOp op = term.op;
+  Value omega = op.getOmega();
+  Value numFeatures = b.dim(omega, 0);
+  Value d0 = b.dim(x, 0), d1 = b.dim(x, 1), d2 = b.dim(x, 2);
+  // (b, h, i, f, d): w x
+  Value proj = b.generic(
+      b.filled({d0, d1, d2, numFeatures}, 0.0), {x, omega},
+      {b.map(5, {0, 1, 2, 4}), b.map(5, {3, 4}), b.map(5, {0, 1, 2, 3})},
+      {kPar, kPar, kPar, kPar, kRed},
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        return LinalgBuilder::mulAdd(ob, loc, args[0], args[1], args[2]);
+      });
+  // (b, h, i, d): |x|^2
+  Value sumSquares = b.generic(
+      b.filled({d0, d1, d2}, 0.0), {x},
+      {b.map(4, {0, 1, 2, 3}), b.map(4, {0, 1, 2})}, {kPar, kPar, kPar, kRed},
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        return LinalgBuilder::mulAdd(ob, loc, args[0], args[0], args[1]);
+      });
+  Value invRootM = term.features.invRootM;
+  Value both = b.generic(
+      b.empty({d0, d1, d2, b.index(2), numFeatures}), {proj, sumSquares},
+      {b.map(5, {0, 1, 2, 4}), b.map(5, {0, 1, 2}), b.map(5, {0, 1, 2, 3, 4})},
+      {kPar, kPar, kPar, kPar, kPar},
+      [&](OpBuilder &ob, Location loc, ValueRange args) {
+        Value half = linalg::IndexOp::create(ob, loc, 3);
+        return rfaFeature(ob, loc, half, args[0], inverseNorm(ob, loc, args[1]),
+                          invRootM);
+      });
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2}, {3, 4}};
+  return tensor::CollapseShapeOp::create(b.b, both, groups);
+}
+
 std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
                                                     const TermOperands &term,
                                                     Value *queryRowEps) {
@@ -290,6 +356,9 @@ std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
                              nullptr);
     return {fq, applyKeyWeightRows(b, term, fk)};
   }
+  case FeatureMap::Rfa:
+    return {rfaFeatures(b, term, q),
+            applyKeyWeightRows(b, term, rfaFeatures(b, term, k))};
   case FeatureMap::CosFormer: {
     // L = max(N, M) of the term as written (before any projection).
     Value length = b.maxIdx(queries, b.dim(op.getKey(), 2));
@@ -322,6 +391,18 @@ FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
     Value length = b.maxIdx(queries, b.dim(op.getKey(), 2));
     Value lengthF = LinalgBuilder::indexToF32(b.b, b.b.getLoc(), length);
     tiles.angleScale = arith::DivFOp::create(b.b, b.f32(M_PI / 2.0), lengthF);
+  }
+  if (tiles.map == FeatureMap::Rfa) {
+    Value omega = op.getOmega();
+    Value numFeatures = b.dim(omega, 0);
+    tiles.invRootM = arith::DivFOp::create(
+        b.b, b.f32(1.0),
+        math::SqrtOp::create(
+            b.b, LinalgBuilder::indexToF32(b.b, b.b.getLoc(), numFeatures)));
+    tiles.omegaT = b.generic(
+        b.empty({b.dim(omega, 1), numFeatures}), {omega},
+        {b.map(2, {1, 0}), b.map(2, {0, 1})}, {kPar, kPar},
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   }
   if (tiles.map == FeatureMap::FavorPlus) {
     Value omega = op.getOmega();
@@ -442,6 +523,30 @@ Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
           Value e = math::ExpOp::create(ob, loc, arg);
           return masked(ob, loc, arith::MulFOp::create(ob, loc, e, invRootM));
         });
+  }
+  case FeatureMap::Rfa: {
+    // w x (register-tiled) and |x|^2 per row, then [sin, cos] of w x / |x|
+    // as [rows, 2, m] (h = 0 the sine half).
+    Value numFeatures = b.dim(features.omegaT, 1);
+    Value proj =
+        b.matmulNN(tile, features.omegaT, b.filled({rowsV, numFeatures}, 0.0));
+    Value sumSquares = b.generic(
+        b.filled({rowsV}, 0.0), {tile}, {b.map(2, {0, 1}), b.map(2, {0})},
+        {kPar, kRed}, [](OpBuilder &ob, Location loc, ValueRange args) {
+          return LinalgBuilder::mulAdd(ob, loc, args[0], args[0], args[1]);
+        });
+    Value invRootM = features.invRootM;
+    Value both = b.generic(
+        b.empty({rowsV, b.index(2), numFeatures}), {proj, sumSquares},
+        {b.map(3, {0, 2}), b.map(3, {0}), b.map(3, {0, 1, 2})},
+        {kPar, kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) {
+          Value half = linalg::IndexOp::create(ob, loc, 1);
+          return masked(ob, loc,
+                        rfaFeature(ob, loc, half, args[0],
+                                   inverseNorm(ob, loc, args[1]), invRootM));
+        });
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+    return tensor::CollapseShapeOp::create(b.b, both, groups);
   }
   case FeatureMap::CosFormer: {
     // [relu(x) cos, relu(x) sin] side by side, as [rows, 2, D] (h = 0 the

@@ -132,7 +132,7 @@ struct FeatureTiles {
   Value scale;
   /// cosFormer: pi / 2L.
   Value angleScale;
-  /// FAVOR+: s^(1/2), 1 / sqrt(m) and w^T [D, m].
+  /// FAVOR+: s^(1/2), 1 / sqrt(m) and w^T [D, m]; RFA: 1 / sqrt(m), w^T.
   Value rootScale, invRootM, omegaT;
   /// FAVOR+ under the rows normaliser: the keys' stabiliser c_k subtracted
   /// from their exponents (favorStabiliser) as a [1] tensor and (CPU form)

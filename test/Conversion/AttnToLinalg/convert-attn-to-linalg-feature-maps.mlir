@@ -238,3 +238,39 @@ func.func @linformer(%q: !t, %k: !t, %v: !t, %e: !p, %f: !p) -> !t {
   %0 = attn.term softmax (%q, %k, %v) project(%e, %f : !p, !p) : !t, !t, !t -> !t
   return %0 : !t
 }
+
+// -----
+
+!t = tensor<1x1x8x4xf32>
+
+// RFA (DESIGN §1.2): phi(x) = [sin(w x^), cos(w x^)] / sqrt(m), x^ = x / |x|
+// (0 for x = 0), as [B, H, L, 2, m] collapsed to width 2m = 6; m = 3.
+// CHECK-LABEL: func.func @rfa(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %{{[a-z0-9]+}}: tensor<1x1x8x4xf32>, %{{[a-z0-9]+}}: tensor<1x1x8x4xf32>, %[[W:[a-z0-9]+]]: tensor<3x4xf32>
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[MHALF:.+]] = arith.constant -5.000000e-01 : f32
+// 1 / sqrt(3)
+// CHECK-DAG:     %[[INVROOTM:.+]] = arith.constant 0.577350259 : f32
+// w x: [1, 1, 8, 3]
+// CHECK:         %[[PROJ:.+]] = linalg.generic {{.*}} ins(%[[Q]], %[[W]] : tensor<1x1x8x4xf32>, tensor<3x4xf32>) outs(%{{.*}} : tensor<1x1x8x3xf32>)
+// |x|^2
+// CHECK:         %[[SQ:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>) outs(%{{.*}} : tensor<1x1x8xf32>)
+// CHECK:         %[[BOTH:.+]] = linalg.generic {{.*}} ins(%[[PROJ]], %[[SQ]] : tensor<1x1x8x3xf32>, tensor<1x1x8xf32>) outs(%{{.*}} : tensor<1x1x8x2x3xf32>)
+// CHECK:           %[[HALF:.+]] = linalg.index 3 : index
+// CHECK:           %[[POS:.+]] = arith.cmpf ogt, %{{.*}}, %[[ZERO]] : f32
+// 1 / |x| = exp(-log(|x|^2) / 2)
+// CHECK:           %[[LOG:.+]] = math.log
+// CHECK:           %[[HALF2:.+]] = arith.mulf %[[LOG]], %[[MHALF]] : f32
+// CHECK:           %[[INV:.+]] = math.exp %[[HALF2]] : f32
+// CHECK:           %[[INVN:.+]] = arith.select %[[POS]], %[[INV]], %[[ZERO]] : f32
+// CHECK:           %[[ANGLE:.+]] = arith.mulf %{{.*}}, %[[INVN]] : f32
+// CHECK:           %[[ISCOS:.+]] = arith.cmpi ne, %[[HALF]], %c0 : index
+// CHECK:           %[[COS:.+]] = math.cos %[[ANGLE]] : f32
+// CHECK:           %[[SIN:.+]] = math.sin %[[ANGLE]] : f32
+// CHECK:           %[[TRIG:.+]] = arith.select %[[ISCOS]], %[[COS]], %[[SIN]] : f32
+// CHECK:           arith.mulf %[[TRIG]], %[[INVROOTM]] : f32
+// CHECK:         tensor.collapse_shape %[[BOTH]] {{\[}}[0], [1], [2], [3, 4]] : tensor<1x1x8x2x3xf32> into tensor<1x1x8x6xf32>
+func.func @rfa(%q: !t, %k: !t, %v: !t, %w: tensor<3x4xf32>) -> !t {
+  %o = attn.term kernel rfa (%q, %k, %v) omega(%w : tensor<3x4xf32>) order kv_first : !t, !t, !t -> !t
+  return %o : !t
+}

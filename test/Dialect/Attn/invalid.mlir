@@ -101,7 +101,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // C3: a kernel term needs a feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op score 'kernel' needs a feature map (identity, relu, elu1, favor_plus or cosformer)}}
+  // expected-error@+1 {{'attn.term' op score 'kernel' needs a feature map (identity, relu, elu1, favor_plus, cosformer or rfa)}}
   %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -128,7 +128,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 
 // C3 (syntax): a kernel term spells its feature map after the score
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{expected feature map (identity, relu, elu1, favor_plus or cosformer)}}
+  // expected-error@+1 {{expected feature map (identity, relu, elu1, favor_plus, cosformer or rfa)}}
   %0 = attn.term kernel (%q, %q, %q) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -155,7 +155,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // C4: omega is only for favor_plus
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op omega is only used by feature map 'favor_plus'}}
+  // expected-error@+1 {{'attn.term' op omega is only used by feature maps 'favor_plus' and 'rfa'}}
   %0 = attn.term kernel elu1 (%q, %k, %v) omega(%w : tensor<4x8xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -164,7 +164,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // C4: omega is only for favor_plus (not for softmax either)
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op omega is only used by feature map 'favor_plus'}}
+  // expected-error@+1 {{'attn.term' op omega is only used by feature maps 'favor_plus' and 'rfa'}}
   %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -547,7 +547,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // Syntax: unknown feature map
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{unknown feature map 'favor'; expected identity, relu, elu1, favor_plus or cosformer}}
+  // expected-error@+1 {{unknown feature map 'favor'; expected identity, relu, elu1, favor_plus, cosformer or rfa}}
   %0 = attn.term kernel favor (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -976,5 +976,23 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<1x2x16xf32>) -> tensor<1x2x16x
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<1x2x16xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op key_weight is not allowed with 'project'}}
   %0 = attn.term kernel relu (%q, %q, %q) project(%e, %e : tensor<4x16xf32>, tensor<4x16xf32>) key_weight(%w : tensor<1x2x16xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C4: rfa needs omega
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op feature map 'rfa' needs the random features omega [m, D]}}
+  %0 = attn.term kernel rfa (%q, %q, %q) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C8: rfa normalises its input and takes no scale
+func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op scale is not used by a 'kernel' term with feature map 'rfa'}}
+  %0 = attn.term kernel rfa (%q, %q, %q) omega(%w : tensor<4x8xf32>) scale 0.5 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }

@@ -444,3 +444,11 @@ func.func @decay_per_token_key_weight(%q: !t, %k: !t, %v: !t, %g: tensor<1x2x16x
   %o = attn.term kernel elu1 (%q, %k, %v) key_weight(%w : tensor<1x2x16xf32>) decay(%g : tensor<1x2x16xf32>) mask block_causal(4) : !t, !t, !t -> !t
   return %o : !t
 }
+
+// Random Feature Attention, gated causal: decay g, key weight 1 − g.
+// CHECK-LABEL: func.func @rfa_gated(
+// CHECK:         attn.term kernel rfa (%{{.*}}, %{{.*}}, %{{.*}}) omega(%{{.*}} : tensor<4x8xf32>) decay(%{{.*}} : tensor<1x2x16xf32>) key_weight(%{{.*}} : tensor<1x2x16xf32>) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>{{$}}
+func.func @rfa_gated(%q: !t, %k: !t, %v: !t, %w: tensor<4x8xf32>, %g: tensor<1x2x16xf32>, %kw: tensor<1x2x16xf32>) -> !t {
+  %o = attn.term kernel rfa (%q, %k, %v) omega(%w : tensor<4x8xf32>) decay(%g : tensor<1x2x16xf32>) key_weight(%kw : tensor<1x2x16xf32>) mask causal : !t, !t, !t -> !t
+  return %o : !t
+}

@@ -175,6 +175,10 @@ TEST(ReferenceDefaults, ScaleEpsNormalizerWidth) {
   term.featureMap = FeatureMap::FavorPlus;
   term.numFeatures = 17;
   EXPECT_EQ(featureWidth(term), 17);
+  // RFA: a sine and a cosine per random feature, independent of D.
+  term.featureMap = FeatureMap::Rfa;
+  EXPECT_EQ(featureWidth(term), 34);
+  EXPECT_STREQ(toString(FeatureMap::Rfa), "rfa");
 }
 
 //===----------------------------------------------------------------------===//
@@ -342,6 +346,164 @@ TEST(ReferenceFeatureMap, FavorPlusKernelApproximatesExp) {
         qk += double(q[i * dim + d]) * double(k[j * dim + d]);
       const double expected = std::exp(0.5 * qk); // s = 1/√4
       EXPECT_NEAR(dot / expected, 1.0, 0.06) << "i=" << i << " j=" << j;
+    }
+  }
+}
+
+/// An RFA term over ω [m, D] for applyFeatureMap().
+Term rfaTerm(int64_t dim, int64_t m, const std::vector<float> &omega) {
+  Term term;
+  term.score = Score::Kernel;
+  term.featureMap = FeatureMap::Rfa;
+  term.featureDim = dim;
+  term.numFeatures = m;
+  term.omega = omega.data();
+  return term;
+}
+
+TEST(ReferenceFeatureMap, RfaByHand) {
+  // D = 2, m = 2, x = (3, 4): ‖x‖ = 5, x̂ = (0.6, 0.8).
+  // ω0 = (1, 0) → ω0·x̂ = 0.6;  ω1 = (0, 2) → ω1·x̂ = 1.6.
+  // φ = [sin 0.6, sin 1.6, cos 0.6, cos 1.6] / √2
+  //   ≈ [0.3992625219, 0.7068052730, 0.5836004101, -0.0206471802].
+  const std::vector<float> x = {3.0f, 4.0f};
+  const std::vector<float> omega = {1, 0, 0, 2};
+  Term term = rfaTerm(2, 2, omega);
+  std::vector<double> phi = applyFeatureMap(term, x.data(), 0, 1);
+  ASSERT_EQ(phi.size(), 4u);
+  const double r = 1.0 / std::sqrt(2.0);
+  EXPECT_NEAR(phi[0], std::sin(0.6) * r, 1e-12);
+  EXPECT_NEAR(phi[1], std::sin(1.6) * r, 1e-12);
+  EXPECT_NEAR(phi[2], std::cos(0.6) * r, 1e-12);
+  EXPECT_NEAR(phi[3], std::cos(1.6) * r, 1e-12);
+  EXPECT_NEAR(phi[0], 0.3992625219, 1e-9);
+  EXPECT_NEAR(phi[1], 0.7068052730, 1e-9);
+  EXPECT_NEAR(phi[2], 0.5836004101, 1e-9);
+  EXPECT_NEAR(phi[3], -0.0206471802, 1e-9);
+
+  // Only the direction of x matters, and the scale is not used: x = (30, 40)
+  // with s = 4 gives the same φ. (FAVOR+'s √s would move ω·x̂ to 1.2, 3.2.)
+  const std::vector<float> x10 = {30.0f, 40.0f};
+  term.scale = 4.0;
+  std::vector<double> phi10 = applyFeatureMap(term, x10.data(), 3, 7);
+  ASSERT_EQ(phi10.size(), 4u);
+  for (size_t f = 0; f < 4; ++f)
+    EXPECT_NEAR(phi10[f], phi[f], 1e-12) << "f=" << f;
+
+  // m = 1, ω = (−2, 1): ω·x̂ = −1.2 + 0.8 = −0.4 → φ = [sin −0.4, cos −0.4]
+  // ≈ [−0.3894183423, 0.9210609940] (√1 = 1).
+  const std::vector<float> omega1 = {-2, 1};
+  Term one = rfaTerm(2, 1, omega1);
+  phi = applyFeatureMap(one, x.data(), 0, 1);
+  ASSERT_EQ(phi.size(), 2u);
+  EXPECT_NEAR(phi[0], -0.3894183423, 1e-9);
+  EXPECT_NEAR(phi[1], 0.9210609940, 1e-9);
+}
+
+TEST(ReferenceFeatureMap, RfaOfZeroIsCosinesOnly) {
+  // x = 0 has no direction: x̂ = 0, so ω·x̂ = 0 and φ(0) = [0, 0, 1, 1]/√2
+  // (never NaN from 0/0).
+  const std::vector<float> zero = {0.0f, 0.0f};
+  const std::vector<float> omega = {1, 0, 0, 2};
+  std::vector<double> phi =
+      applyFeatureMap(rfaTerm(2, 2, omega), zero.data(), 0, 1);
+  ASSERT_EQ(phi.size(), 4u);
+  EXPECT_EQ(phi[0], 0.0);
+  EXPECT_EQ(phi[1], 0.0);
+  EXPECT_DOUBLE_EQ(phi[2], 1.0 / std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(phi[3], 1.0 / std::sqrt(2.0));
+
+  // m = 3, D = 1: [0, 0, 0, 1, 1, 1]/√3.
+  const std::vector<float> zero1 = {0.0f}, omega3 = {1, -2, 5};
+  phi = applyFeatureMap(rfaTerm(1, 3, omega3), zero1.data(), 0, 1);
+  ASSERT_EQ(phi.size(), 6u);
+  for (size_t f = 0; f < 6; ++f)
+    EXPECT_DOUBLE_EQ(phi[f], f < 3 ? 0.0 : 1.0 / std::sqrt(3.0)) << "f=" << f;
+}
+
+TEST(ReferenceFeatureMap, RfaKernelIsMeanCosineOfDifference) {
+  // φ(x)·φ(y) = (1/m) Σ_r [sin a_r sin b_r + cos a_r cos b_r]
+  //           = (1/m) Σ_r cos(ω_r·(x̂ − ŷ)),
+  // with x̂, ŷ and the right side computed here from scratch, for Gaussian
+  // ω, D = 3, m = 5, including a zero row (x̂ = 0) and a negative multiple
+  // (ŷ = −x̂).
+  const int64_t dim = 3, m = 5;
+  const std::vector<float> omega = gaussianOmega(m, dim, 99);
+  const std::vector<std::vector<float>> rows = {{0.7f, -0.4f, 1.3f},
+                                                {2.0f, 0.5f, -1.0f},
+                                                {0.0f, 0.0f, 0.0f},
+                                                {-1.4f, 0.8f, -2.6f},
+                                                {0.01f, 3.0f, 0.2f}};
+  Term term = rfaTerm(dim, m, omega);
+  auto unit = [&](const std::vector<float> &x) {
+    double norm = 0.0;
+    for (float value : x)
+      norm += double(value) * double(value);
+    norm = std::sqrt(norm);
+    std::vector<double> hat(x.size(), 0.0);
+    for (size_t d = 0; d < x.size(); ++d)
+      hat[d] = norm > 0.0 ? double(x[d]) / norm : 0.0;
+    return hat;
+  };
+  double minDot = 1.0;
+  for (const std::vector<float> &x : rows) {
+    for (const std::vector<float> &y : rows) {
+      std::vector<double> phiX = applyFeatureMap(term, x.data(), 0, 1);
+      std::vector<double> phiY = applyFeatureMap(term, y.data(), 1, 1);
+      ASSERT_EQ(phiX.size(), size_t(2 * m));
+      double dot = 0.0;
+      for (int64_t f = 0; f < 2 * m; ++f)
+        dot += phiX[f] * phiY[f];
+      const std::vector<double> xHat = unit(x), yHat = unit(y);
+      double expected = 0.0;
+      for (int64_t r = 0; r < m; ++r) {
+        double projection = 0.0;
+        for (int64_t d = 0; d < dim; ++d)
+          projection += double(omega[r * dim + d]) * (xHat[d] - yHat[d]);
+        expected += std::cos(projection) / double(m);
+      }
+      EXPECT_NEAR(dot, expected, 1e-12);
+      minDot = std::min(minDot, dot);
+    }
+  }
+  // φ(x)·φ(x) = 1 exactly (x̂ − x̂ = 0), and unlike FAVOR+ the kernel can be
+  // negative: x and −x are opposite, ‖x̂ − ŷ‖ = 2.
+  std::vector<double> phiX = applyFeatureMap(term, rows[0].data(), 0, 1);
+  double self = 0.0;
+  for (double value : phiX)
+    self += value * value;
+  EXPECT_NEAR(self, 1.0, 1e-12);
+  EXPECT_LT(minDot, 0.0);
+}
+
+TEST(ReferenceFeatureMap, RfaKernelApproximatesGaussianOfUnitVectors) {
+  // With m = 20000 Gaussian ω rows, (1/m) Σ cos(ω·δ) estimates
+  // E cos(ω·δ) = exp(−‖δ‖²/2), δ = x̂ − ŷ. The per-feature variance is
+  // (1 + e^{−2‖δ‖²})/2 − e^{−‖δ‖²} ≤ 1/2, so the standard error is ≤ 0.005;
+  // 0.03 is six of them. A missing normalisation (x instead of x̂) moves
+  // every off-diagonal pair below by ≥ 0.2.
+  const int64_t dim = 4, m = 20000;
+  const std::vector<float> omega = gaussianOmega(m, dim, 424242);
+  const std::vector<float> x = {0.5f,  -0.3f, 0.4f,  0.1f, 2.0f, 4.0f,
+                                -1.0f, 3.0f,  -0.6f, 0.1f, 0.2f, -0.4f};
+  Term term = rfaTerm(dim, m, omega);
+  for (int64_t a = 0; a < 3; ++a) {
+    for (int64_t b = 0; b < 3; ++b) {
+      std::vector<double> phiA = applyFeatureMap(term, &x[a * dim], 0, 1);
+      std::vector<double> phiB = applyFeatureMap(term, &x[b * dim], 0, 1);
+      double dot = 0.0;
+      for (int64_t f = 0; f < 2 * m; ++f)
+        dot += phiA[f] * phiB[f];
+      double normA = 0.0, normB = 0.0, cross = 0.0;
+      for (int64_t d = 0; d < dim; ++d) {
+        normA += double(x[a * dim + d]) * double(x[a * dim + d]);
+        normB += double(x[b * dim + d]) * double(x[b * dim + d]);
+        cross += double(x[a * dim + d]) * double(x[b * dim + d]);
+      }
+      // ‖x̂ − ŷ‖² = 2 − 2 cos θ.
+      const double distance2 = 2.0 - 2.0 * cross / std::sqrt(normA * normB);
+      EXPECT_NEAR(dot, std::exp(-0.5 * distance2), 0.03)
+          << "a=" << a << " b=" << b;
     }
   }
 }
@@ -706,6 +868,47 @@ TEST(ReferenceKernel, CosFormerCrossUsesMaxOfNAndM) {
   expectClose(run(p)[0], (r3 / 2 + 1) / (1.5 + r3 / 2));
 }
 
+TEST(ReferenceKernel, RfaCausalRowsByHand) {
+  // N = M = 2, D = 2, m = 2, E = 2, causal, rows. ω = [(1, 0), (0, 2)], so
+  // w_ij = ½[cos(q̂x − k̂x) + cos(2(q̂y − k̂y))].
+  // q0 = (2, 0) → (1, 0); q1 = (0, −3) → (0, −1);
+  // k0 = (3, 4) → (0.6, 0.8); k1 = (0, 0) → x̂ = 0 (a zero key).
+  //   w00 = ½[cos 0.4 + cos 1.6]  ≈  0.4459307359
+  //   w10 = ½[cos 0.6 + cos 3.6]  ≈ −0.0357114007 (negative)
+  //   w11 = ½[cos 0   + cos 2]    ≈  0.2919265817
+  // v0 = (1, 2), v1 = (3, −1). The scale is not used (set to 7 here).
+  //   rows, ε = 0: O0 = v0, O1 = (w10 v0 + w11 v1)/(w10 + w11)
+  //                 ≈ (3.2787610053, −1.4181415079);
+  //   default ε = 1e-6: O0 = w00 v0/(w00 + ε), O1 ≈ (3.2787482084,
+  //                 −1.4181359730);
+  //   none: O0 = w00 v0, O1 = w10 v0 + w11 v1 ≈ (0.8400683445, −0.3633493832).
+  const std::vector<float> q = {2, 0, 0, -3}, k = {3, 4, 0, 0};
+  const std::vector<float> v = {1, 2, 3, -1};
+  const std::vector<float> omega = {1, 0, 0, 2};
+  Problem p = makeProblem(2, 2, 2, v);
+  Term term = makeTerm(Score::Kernel, FeatureMap::Rfa, 2, q, k);
+  term.numFeatures = 2;
+  term.omega = omega.data();
+  term.mask = mask(MaskKind::Causal);
+  term.normalizer = Normalizer::Rows;
+  term.scale = 7.0;
+  term.eps = 0.0;
+  p.terms.push_back(term);
+  const double w00 = 0.5 * (std::cos(0.4) + std::cos(1.6));
+  const double w10 = 0.5 * (std::cos(0.6) + std::cos(3.6));
+  const double w11 = 0.5 * (1.0 + std::cos(2.0));
+  expectAllClose(run(p), {1.0, 2.0, (w10 + 3 * w11) / (w10 + w11),
+                          (2 * w10 - w11) / (w10 + w11)});
+  expectAllClose(run(p), {1.0, 2.0, 3.2787610053, -1.4181415079});
+
+  p.terms[0].eps.reset();
+  expectAllClose(run(p), {w00 / (w00 + 1e-6), 2 * w00 / (w00 + 1e-6),
+                          3.2787482084, -1.4181359730});
+
+  p.terms[0].normalizer = Normalizer::None;
+  expectAllClose(run(p), {w00, 2 * w00, 0.8400683445, -0.3633493832});
+}
+
 //===----------------------------------------------------------------------===//
 // Decay and key weight (DESIGN §1.2)
 //===----------------------------------------------------------------------===//
@@ -983,6 +1186,86 @@ TEST(ReferenceDecay, MatchesRecurrentForm) {
   }
 }
 
+TEST(ReferenceDecay, RfaGatedFormMatchesRecurrence) {
+  // RFA's gated causal form (§1.2: decay g per token, key weight 1 − g),
+  // against the recurrence S_i = g_i S_{i−1} + (1 − g_i) φ(k_i) v_iᵀ,
+  // z_i = g_i z_{i−1} + (1 − g_i) φ(k_i), with φ written here from §1.2:
+  // [sin(ω x̂), cos(ω x̂)]/√m. D = 3, m = 4, E = 2, H = 2, N = 6, one zero key.
+  const int64_t h = 2, n = 6, dim = 3, m = 4, e = 2;
+  const std::vector<float> omega = gaussianOmega(m, dim, 5);
+  std::vector<float> q(h * n * dim), k(h * n * dim), v(h * n * e), g(h * n),
+      kappa(h * n);
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = 0.25f * float(int(i * 7 % 9) - 3);
+    k[i] = 0.5f * float(int(i * 5 % 7) - 2);
+  }
+  for (int64_t d = 0; d < dim; ++d)
+    k[2 * dim + d] = 0.0f; // head 0, key 2 is zero: φ = [0, 1]/√m
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = float(int(i * 3 % 11)) - 4.0f;
+  for (size_t i = 0; i < g.size(); ++i) {
+    g[i] = 0.125f * float(1 + i * 3 % 8);
+    kappa[i] = 1.0f - g[i];
+  }
+  auto phi = [&](const float *x) {
+    double norm = 0.0;
+    for (int64_t d = 0; d < dim; ++d)
+      norm += double(x[d]) * double(x[d]);
+    norm = std::sqrt(norm);
+    std::vector<double> out(2 * m);
+    for (int64_t r = 0; r < m; ++r) {
+      double a = 0.0;
+      for (int64_t d = 0; d < dim; ++d)
+        a += double(omega[r * dim + d]) * (norm > 0 ? double(x[d]) / norm : 0);
+      out[r] = std::sin(a) / std::sqrt(double(m));
+      out[m + r] = std::cos(a) / std::sqrt(double(m));
+    }
+    return out;
+  };
+  for (Normalizer normalizer : {Normalizer::Rows, Normalizer::None}) {
+    SCOPED_TRACE(toString(normalizer));
+    Problem p = makeProblem(n, n, e, v);
+    p.heads = h;
+    Term term = makeTerm(Score::Kernel, FeatureMap::Rfa, dim, q, k);
+    term.numFeatures = m;
+    term.omega = omega.data();
+    term.mask = mask(MaskKind::Causal);
+    term.normalizer = normalizer;
+    term.decayPerToken = g.data();
+    term.keyWeight = kappa.data();
+    p.terms.push_back(term);
+    std::vector<float> out = run(p);
+
+    std::vector<double> expected(out.size());
+    for (int64_t hh = 0; hh < h; ++hh) {
+      std::vector<double> state(2 * m * e, 0.0), norm(2 * m, 0.0);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = hh * n + i;
+        const double gi = g[row], ki = kappa[row];
+        const std::vector<double> phiQ = phi(&q[row * dim]);
+        const std::vector<double> phiK = phi(&k[row * dim]);
+        for (int64_t f = 0; f < 2 * m; ++f) {
+          norm[f] = gi * norm[f] + ki * phiK[f];
+          for (int64_t c = 0; c < e; ++c)
+            state[f * e + c] =
+                gi * state[f * e + c] + ki * phiK[f] * v[row * e + c];
+        }
+        double z = 1e-6;
+        for (int64_t f = 0; f < 2 * m; ++f)
+          z += phiQ[f] * norm[f];
+        for (int64_t c = 0; c < e; ++c) {
+          double num = 0.0;
+          for (int64_t f = 0; f < 2 * m; ++f)
+            num += phiQ[f] * state[f * e + c];
+          expected[row * e + c] =
+              normalizer == Normalizer::None ? num : (z == 0.0 ? 0.0 : num / z);
+        }
+      }
+    }
+    expectAllClose(out, expected, 1e-5);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Rows without keys
 //===----------------------------------------------------------------------===//
@@ -1037,12 +1320,12 @@ TEST(ReferenceEmptyRows, PriorBlocksFirstBlockIsZeroForEveryScore) {
 
 TEST(ReferenceEmptyRows, KernelDefaultEpsStillZero) {
   // With the default ε = 1e-6, an empty row is still 0 (not 0/ε garbage),
-  // also for FAVOR+ and cosFormer.
+  // also for FAVOR+, cosFormer and RFA.
   const std::vector<float> q = {1, 1, 1}, k = {1, 1, 1}, v = {1, 1, 1};
   const std::vector<float> omega = {1, -1};
   for (FeatureMap map :
        {FeatureMap::Identity, FeatureMap::Relu, FeatureMap::Elu1,
-        FeatureMap::FavorPlus, FeatureMap::CosFormer}) {
+        FeatureMap::FavorPlus, FeatureMap::CosFormer, FeatureMap::Rfa}) {
     Problem p = makeProblem(3, 3, 1, v);
     Term term = makeTerm(Score::Kernel, map, 1, q, k);
     term.numFeatures = 2;
@@ -1292,6 +1575,18 @@ TEST(ReferenceValidate, AcceptsValidProblems) {
   p.terms[0].projectKeys = f.proj.data();
   p.terms[0].projectValues = f.proj.data();
   EXPECT_EQ(validate(p), "");
+  // RFA takes ω like FAVOR+, and a scale (which it ignores) is not an error.
+  p.terms[0].featureMap = FeatureMap::Rfa;
+  p.terms[0].scale = 0.5;
+  EXPECT_EQ(validate(p), "");
+  // RFA's gated causal form: per-token decay g with key weight 1 − g.
+  p = f.kernelCausal();
+  p.terms[0].featureMap = FeatureMap::Rfa;
+  p.terms[0].numFeatures = 4;
+  p.terms[0].omega = f.omega.data();
+  p.terms[0].decayPerToken = f.decay.data();
+  p.terms[0].keyWeight = f.decay.data();
+  EXPECT_EQ(validate(p), "");
 
   // Decay: each source, both causal masks, rows (default) and none; per
   // head and per token accept the closed interval [0, 1].
@@ -1336,6 +1631,12 @@ TEST(ReferenceValidate, RejectsEachInvalidCase) {
   auto setFavor = [&f](Problem &p) {
     p.terms[0].score = Score::Kernel;
     p.terms[0].featureMap = FeatureMap::FavorPlus;
+    p.terms[0].numFeatures = 4;
+    p.terms[0].omega = f.omega.data();
+  };
+  auto setRfa = [&f](Problem &p) {
+    p.terms[0].score = Score::Kernel;
+    p.terms[0].featureMap = FeatureMap::Rfa;
     p.terms[0].numFeatures = 4;
     p.terms[0].omega = f.omega.data();
   };
@@ -1404,6 +1705,24 @@ TEST(ReferenceValidate, RejectsEachInvalidCase) {
          p.terms[0].numFeatures = -4;
        },
        "features"},
+      {"rfa without omega",
+       [&](Problem &p) {
+         setRfa(p);
+         p.terms[0].omega = nullptr;
+       },
+       "rfa needs the random features omega [m, D]"},
+      {"rfa m = 0",
+       [&](Problem &p) {
+         setRfa(p);
+         p.terms[0].numFeatures = 0;
+       },
+       "rfa needs a positive number of features m"},
+      {"rfa with relu2",
+       [&](Problem &p) {
+         setRfa(p);
+         p.terms[0].score = Score::Relu2;
+       },
+       "no feature map"},
       {"causal N != M",
        [](Problem &p) {
          p.queries = 2;
@@ -1689,6 +2008,30 @@ TEST(ReferenceValidate, DecayAndKeyWeightMessages) {
   p.terms[0].score = Score::Relu2;
   p.terms[0].featureMap = FeatureMap::None;
   EXPECT_EQ(validate(p), "term 0: key weight needs a kernel score, got relu2");
+}
+
+TEST(ReferenceValidate, RandomFeatureMessages) {
+  // The exact wording for both maps that take ω [m, D]; the favor+ messages
+  // are unchanged by RFA sharing the check.
+  ValidFixture f;
+  for (FeatureMap map : {FeatureMap::FavorPlus, FeatureMap::Rfa}) {
+    const std::string name = toString(map);
+    SCOPED_TRACE(name);
+    Problem p = f.problem();
+    p.terms[0].score = Score::Kernel;
+    p.terms[0].featureMap = map;
+    p.terms[0].numFeatures = 4;
+    EXPECT_EQ(validate(p),
+              "term 0: " + name + " needs the random features omega [m, D]");
+    p.terms[0].omega = f.omega.data();
+    EXPECT_EQ(validate(p), "");
+    p.terms[0].numFeatures = -3;
+    EXPECT_EQ(validate(p),
+              "term 0: " + name +
+                  " needs a positive number of features m, got -3");
+    p.terms[0].numFeatures = std::numeric_limits<int64_t>::max() / 2 + 1;
+    EXPECT_EQ(validate(p), "term 0: " + name + " omega [m, D] is too large");
+  }
 }
 
 TEST(ReferenceValidate, NullOutputIsAnError) {

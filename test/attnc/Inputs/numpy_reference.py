@@ -10,13 +10,14 @@ DIR/out.npy. It shares no code with attn: the spec is restated on the
 command line, one --term per term, as comma-separated settings:
 
     score=softmax|relu2|kernel      (required)
-    map=identity|relu|elu1|favor+|cosformer   (kernel only)
+    map=identity|relu|elu1|favor+|cosformer|rfa   (kernel only)
     q=NAME k=NAME                   (default q and k)
     mask=none|causal|block:C|block_causal:C|prior_blocks:C
     normalizer=rows|length|none     (default rows; length for relu2)
-    scale=S                         (default 1/sqrt(D))
+    scale=S                         (default 1/sqrt(D); not used by
+                                     kernel maps other than favor+)
     eps=E                           (default 1e-6 for kernel, else 0)
-    omega=NAME                      (favor+: ω [m, D])
+    omega=NAME                      (favor+ and rfa, required: ω [m, D])
     project=E_NAME:F_NAME           (Linformer: E, F [k, M])
     decay=G | decay=NAME            (kernel only, DESIGN §1.2: a number
                                      g in (0, 1], or an input of shape [H]
@@ -26,6 +27,11 @@ command line, one --term per term, as comma-separated settings:
                                      float() accepts is a number, else a name)
     key_weight=NAME                 (kernel only, not with project: κ
                                      [B, H, M], w_ij ← κ_j · w_ij)
+
+map=rfa (Random Feature Attention, DESIGN §1.2) is φ(x) = [sin(ω x̂),
+cos(ω x̂)] / sqrt(m) ∈ R^(2m) with x̂ = x / ‖x‖ (x̂ = 0 for x = 0) and no
+scale; combined with decay=NAME and key_weight=NAME (κ = 1 − g) it is RFA's
+gated causal form.
 
 With decay, a visible pair (i, j ≤ i) weighs d_ij = Π_{t=j+1..i} g_t. It is
 computed in log space, from cumulative sums of log g (zeros counted apart so
@@ -161,6 +167,14 @@ def feature_map(name, x, positions, length, scale, omega):
         projected = np.einsum("bhld,rd->bhlr", xs, omega)
         half_norm = 0.5 * np.sum(xs * xs, axis=-1, keepdims=True)
         return np.exp(projected - half_norm) / math.sqrt(m)
+    if name == "rfa":
+        # x̂ = x/‖x‖ row by row, 0 where the row is 0; then the angles ω x̂.
+        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        unit = np.divide(x, norm, out=np.zeros_like(x), where=norm > 0.0)
+        m = omega.shape[0]
+        angles = np.einsum("bhld,rd->bhlr", unit, omega)
+        return np.concatenate([np.sin(angles), np.cos(angles)],
+                              axis=-1) / math.sqrt(m)
     if name == "cosformer":
         angle = math.pi * positions / (2.0 * length)
         r = np.maximum(x, 0.0)
@@ -195,7 +209,14 @@ def evaluate_term(directory, term, v):
     allowed = mask_matrix(mask, n, mk)
 
     if score == "kernel":
+        if term["map"] in ("favor+", "favor_plus", "rfa"):
+            if "omega" not in term:
+                sys.exit(f"numpy_reference: map={term['map']} needs "
+                         "omega=NAME")
         omega = load(directory, term["omega"]) if "omega" in term else None
+        if omega is not None and (omega.ndim != 2 or omega.shape[1] != d):
+            sys.exit(f"numpy_reference: omega '{term['omega']}' has shape "
+                     f"{list(omega.shape)}, want [m, {d}]")
         length = max(n, m)
         query_positions = np.arange(n, dtype=np.float64)
         phi_q = feature_map(term["map"], q, query_positions, length, scale,

@@ -95,7 +95,7 @@ ParseResult parseEnumKeyword(OpAsmParser &parser, StringRef what,
 
 static constexpr StringLiteral kScoreNames = "softmax, relu2 or kernel";
 static constexpr StringLiteral kFeatureMapNames =
-    "identity, relu, elu1, favor_plus or cosformer";
+    "identity, relu, elu1, favor_plus, cosformer or rfa";
 static constexpr StringLiteral kNormalizerNames = "rows, length or none";
 static constexpr StringLiteral kOrderNames = "auto, qk_first or kv_first";
 
@@ -413,13 +413,17 @@ LogicalResult TermOp::verify() {
            << stringifyScore(score) << "' takes no feature map, got '"
            << stringifyFeatureMap(*featureMap) << "'";
 
-  // (C4) FAVOR+ takes ω [m, D].
-  bool isFavor = featureMap == std::optional<FeatureMap>(FeatureMap::FavorPlus);
-  if (isFavor && !getOmega())
+  // (C4) FAVOR+ and RFA take ω [m, D].
+  bool takesOmega =
+      featureMap == std::optional<FeatureMap>(FeatureMap::FavorPlus) ||
+      featureMap == std::optional<FeatureMap>(FeatureMap::Rfa);
+  if (takesOmega && !getOmega())
+    return emitOpError("feature map '")
+           << stringifyFeatureMap(*featureMap)
+           << "' needs the random features omega [m, D]";
+  if (!takesOmega && getOmega())
     return emitOpError(
-        "feature map 'favor_plus' needs the random features omega [m, D]");
-  if (!isFavor && getOmega())
-    return emitOpError("omega is only used by feature map 'favor_plus'");
+        "omega is only used by feature maps 'favor_plus' and 'rfa'");
   if (Value omega = getOmega()) {
     auto omegaType = cast<RankedTensorType>(omega.getType());
     if (omegaType.getDimSize(0) == 0)

@@ -32,6 +32,8 @@ static cost::FeatureMap toCost(std::optional<FeatureMap> featureMap) {
     return cost::FeatureMap::FavorPlus;
   case FeatureMap::CosFormer:
     return cost::FeatureMap::CosFormer;
+  case FeatureMap::Rfa:
+    return cost::FeatureMap::Rfa;
   }
   return cost::FeatureMap::None;
 }

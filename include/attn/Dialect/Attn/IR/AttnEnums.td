@@ -19,7 +19,8 @@ def Attn_FeatureMap : I32EnumAttr<"FeatureMap", "the feature map φ of a kernel 
     I32EnumAttrCase<"Relu", 1, "relu">,
     I32EnumAttrCase<"Elu1", 2, "elu1">,
     I32EnumAttrCase<"FavorPlus", 3, "favor_plus">,
-    I32EnumAttrCase<"CosFormer", 4, "cosformer">
+    I32EnumAttrCase<"CosFormer", 4, "cosformer">,
+    I32EnumAttrCase<"Rfa", 5, "rfa">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";

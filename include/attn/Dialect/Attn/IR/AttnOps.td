@@ -40,7 +40,10 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     `favor_plus` exp(ω x' − |x'|²/2) / sqrt(m) with x' = x·s^(1/2) and
     ω: [m, D] the `omega` operand (Performer FAVOR+, φ(q)·φ(k) ≈ exp(s q·k));
     `cosformer` [relu(x)·cos(πi/2L), relu(x)·sin(πi/2L)] with L = max(N, M),
-    so that φ(q_i,i)·φ(k_j,j) = relu(q_i)·relu(k_j)·cos(π(i−j)/2L).
+    so that φ(q_i,i)·φ(k_j,j) = relu(q_i)·relu(k_j)·cos(π(i−j)/2L);
+    `rfa` (Random Feature Attention) [sin(ω x̂), cos(ω x̂)] / sqrt(m) with
+    x̂ = x / |x| (0 for x = 0) and ω: [m, D] the `omega` operand, so that
+    φ(x)·φ(y) = (1/m) Σ_r cos(ω_r·(x̂ − ŷ)).
 
     The normaliser z_i is `rows` (Σ_j w_ij + ε, ε = `eps`; the default for
     `softmax` and `kernel`), `length` (the number of unmasked keys of row i;
@@ -85,7 +88,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
       bytes, fit in int64 (every buffer and loop is sized by that product).
     - (C2) The result is [B,H,N,E].
     - (C3) A `kernel` term has a feature map; `softmax` and `relu2` have none.
-    - (C4) `favor_plus` takes `omega` [m, D]; no other term takes `omega`.
+    - (C4) `favor_plus` and `rfa` take `omega` [m, D]; no other term takes
+      `omega`.
     - (C5) `kv_first` needs the product form: only `kernel` terms.
     - (C6) `causal` and `block_causal` masks need N = M.
     - (C7) `project` takes E and F, both [k, M]; it is not allowed with a mask.
