@@ -52,7 +52,7 @@ void attnOptionsDestroy(AttnOptions *options);
  *   chip         sm_80 | sm_86 | sm_87 | sm_89 | sm_90 | sm_90a   (nvptx)
  *   cpu          native (default) | x86-64-v3 | x86-64-v4 | an LLVM CPU name
  *   cpu-features extra features as llc -mattr takes them: +avx2,-avx512f
- *   force-order  auto | qk_first | kv_first
+ *   force-order  auto | qk_first | kv_first | recurrent
  *   threads      0 (every core) or a positive count
  *   emulate-gpu  0 | 1   (nvptx: run the GPU kernels on the host)
  *   cache-dir    a directory, or "off" for no cache

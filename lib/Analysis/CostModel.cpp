@@ -43,7 +43,15 @@ int64_t TermShape::attendedKeys() const {
 }
 
 const char *cost::toString(Order order) {
-  return order == Order::QkFirst ? "qk_first" : "kv_first";
+  switch (order) {
+  case Order::QkFirst:
+    return "qk_first";
+  case Order::KvFirst:
+    return "kv_first";
+  case Order::Recurrent:
+    return "recurrent";
+  }
+  return "?";
 }
 
 //===----------------------------------------------------------------------===//
@@ -73,6 +81,8 @@ Target cost::nvptxTarget() {
   target.kvEfficiency = 0.5;
   target.chunkedEfficiency = 0.3;
   target.featureEfficiency = 0.2;
+  // One thread block per (batch, head) walks the tokens in order.
+  target.recurrentEfficiency = 0.005;
   target.chunkHalfEfficiency = 64;
   target.queryTile = 128;
   target.keyTile = 64;
@@ -110,6 +120,7 @@ static const TargetField kTargetFields[] = {
     {"kv_efficiency", &Target::kvEfficiency, nullptr, true},
     {"chunked_efficiency", &Target::chunkedEfficiency, nullptr, true},
     {"feature_efficiency", &Target::featureEfficiency, nullptr, true},
+    {"recurrent_efficiency", &Target::recurrentEfficiency, nullptr, true},
     {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr, false},
     {"query_tile", nullptr, &Target::queryTile, false},
     {"key_tile", nullptr, &Target::keyTile, false},
@@ -119,10 +130,12 @@ static const TargetField kTargetFields[] = {
     {"qk_masked_head_overhead", &Target::qkMaskedHeadOverhead, nullptr, false},
     {"kv_head_overhead", &Target::kvHeadOverhead, nullptr, false},
     {"chunked_head_overhead", &Target::chunkedHeadOverhead, nullptr, false},
+    {"recurrent_head_overhead", &Target::recurrentHeadOverhead, nullptr, false},
     {"qk_call_overhead", &Target::qkCallOverhead, nullptr, false},
     {"qk_masked_call_overhead", &Target::qkMaskedCallOverhead, nullptr, false},
     {"kv_call_overhead", &Target::kvCallOverhead, nullptr, false},
     {"chunked_call_overhead", &Target::chunkedCallOverhead, nullptr, false},
+    {"recurrent_call_overhead", &Target::recurrentCallOverhead, nullptr, false},
 };
 
 int Target::chunkScaleIndex(double chunk) {
@@ -429,15 +442,18 @@ double cost::computeSeconds(const Work &work, const Target &target) {
          chunkScale * (work.stateFlops / (peak * stateEfficiency) +
                        work.intraFlops / (peak * target.chunkedEfficiency)) +
          work.featureFlops / (peak * target.featureEfficiency) +
-         work.projectionFlops / (peak * target.kvEfficiency);
+         work.projectionFlops / (peak * target.kvEfficiency) +
+         work.recurrentFlops / (peak * target.recurrentEfficiency);
 }
 
 namespace {
 /// The kinds of strategy, whose fixed costs differ.
-enum class Kind { Qk, QkMasked, Kv, Chunked };
+enum class Kind { Qk, QkMasked, Kv, Chunked, Recurrent };
 } // namespace
 
 static Kind kindOf(const Work &work) {
+  if (work.recurrentFlops > 0)
+    return Kind::Recurrent;
   if (work.stateFlops <= 0)
     return work.qkMasked ? Kind::QkMasked : Kind::Qk;
   return work.chunk > 0 ? Kind::Chunked : Kind::Kv;
@@ -455,6 +471,9 @@ static double fixedSeconds(const Work &work, const Target &target) {
     return target.kvCallOverhead + work.heads * target.kvHeadOverhead;
   case Kind::Chunked:
     return target.chunkedCallOverhead + work.heads * target.chunkedHeadOverhead;
+  case Kind::Recurrent:
+    return target.recurrentCallOverhead +
+           work.heads * target.recurrentHeadOverhead;
   }
   return 0;
 }
@@ -469,7 +488,8 @@ double cost::predictSeconds(const Work &work, const Target &target) {
 static void finish(Strategy &strategy, const Target &target) {
   const Work &work = strategy.work;
   strategy.flops = work.qkFlops + work.stateFlops + work.intraFlops +
-                   work.featureFlops + work.projectionFlops;
+                   work.featureFlops + work.projectionFlops +
+                   work.recurrentFlops;
   strategy.bytes = work.bytes;
   strategy.computeSeconds = computeSeconds(work, target);
   strategy.memorySeconds = work.bytes / target.memoryBandwidth;
@@ -518,6 +538,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
     perPair += 3; // scale, relu, square
   else
     perPair += 1; // row sum for the normaliser
+  if (shape.decay)
+    perPair += target.expFlops + 2; // d_ij = exp(log-decay difference)
   double pairFlops = pairs * perPair * heads;
   // What the loops compute, for the time: whole tiles when the target says
   // its code runs them (a calibration measures that it does).
@@ -605,6 +627,14 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
     double pairs = unmaskedPairs(MaskKind::BlockCausal, c, shape.queries,
                                  shape.attendedKeys());
     intraFlops = pairs * (2 * w + 2 * e + 1) * heads;
+    if (shape.decay) {
+      // exp(λ_r − λ_c) per pair; per chunk the state decays once and each
+      // key and query row is scaled (exp per row).
+      double chunks = std::ceil(n / static_cast<double>(c));
+      intraFlops += pairs * (target.expFlops + 2) * heads;
+      stateFlops +=
+          chunks * (w * e + w) * heads + 2 * n * (target.expFlops + w) * heads;
+    }
     work.chunk = static_cast<double>(c);
   } else if (shape.mask == MaskKind::Block ||
              shape.mask == MaskKind::PriorBlocks) {
@@ -647,6 +677,37 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   return strategy;
 }
 
+Strategy cost::estimateRecurrent(const TermShape &shape, const Target &target) {
+  Strategy strategy;
+  strategy.order = Order::Recurrent;
+  double heads = static_cast<double>(shape.batch * shape.heads);
+  double n = static_cast<double>(shape.queries);
+  double w = static_cast<double>(shape.scoreWidth());
+  double e = static_cast<double>(shape.valueDim);
+  Work &work = strategy.work;
+  work.heads = heads;
+  // Per token: S = g S + φ(k) vᵀ (2we), z = g z + φ(k) (2w), φ(q)ᵀ S (2we),
+  // φ(q)·z (2w) and the division (e).
+  work.recurrentFlops = n * (4 * w * e + 4 * w + e) * heads;
+  if (shape.decay)
+    work.recurrentFlops += n * target.expFlops * heads;
+  work.featureFlops = featureMapFlops(shape, target);
+  // Q, K, V read and O written once; the state stays in cache between
+  // tokens, and is written once per (batch, head) at most.
+  double perHead = n * 2 * shape.featureDim + n * 2 * e + w * (e + 1);
+  work.bytes = perHead * heads * target.elementBytes;
+  work.launches = 1;
+  finish(strategy, target);
+  strategy.peakBytes = w * (e + 1) * heads * target.elementBytes;
+  std::ostringstream description;
+  description << "recurrent: token by token, a " << shape.scoreWidth() << "x"
+              << shape.valueDim
+              << " state updated and queried per token (memory-bound: no "
+                 "reuse across tokens)";
+  strategy.description = description.str();
+  return strategy;
+}
+
 int64_t cost::bestChunk(const TermShape &shape, const Target &target) {
   if (shape.queries < 16)
     return std::max<int64_t>(1, shape.queries);
@@ -670,7 +731,7 @@ std::optional<int64_t> cost::chooseChunk(const TermShape &shape,
                                          const Target &target, Order order) {
   if (order == Order::QkFirst)
     return target.keyTile;
-  if (shape.projectedLength > 0)
+  if (order == Order::Recurrent || shape.projectedLength > 0)
     return std::nullopt;
   if (shape.isCausal())
     return bestChunk(shape, target);
@@ -723,6 +784,36 @@ std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
   return high;
 }
 
+std::optional<int64_t> cost::recurrentCrossoverLength(const TermShape &shape,
+                                                      const Target &target) {
+  if (!shape.hasRecurrentForm())
+    return std::nullopt;
+  auto kvWins = [&](int64_t n) {
+    TermShape resized = shape;
+    resized.queries = resized.keys = n;
+    return bestKvFirst(resized, target).seconds <
+           estimateRecurrent(resized, target).seconds;
+  };
+  const int64_t limit = int64_t(1) << 30;
+  int64_t lastLoss = 0;
+  for (int64_t n = 1; n <= limit; n *= 2)
+    if (!kvWins(n))
+      lastLoss = n;
+  if (lastLoss == limit)
+    return std::nullopt;
+  if (lastLoss == 0)
+    return 1;
+  int64_t low = lastLoss, high = 2 * lastLoss;
+  while (high - low > 1) {
+    int64_t mid = low + (high - low) / 2;
+    if (kvWins(mid))
+      high = mid;
+    else
+      low = mid;
+  }
+  return high;
+}
+
 std::string cost::formatSeconds(double seconds, int decimals) {
   char buffer[48];
   if (seconds < 1e-3)
@@ -755,27 +846,48 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
   result.strategies.push_back(kv);
   bool selfAttention = shape.queries == shape.keys;
   result.crossoverN = crossoverLength(shape, target, selfAttention);
+  if (shape.hasRecurrentForm()) {
+    result.strategies.push_back(estimateRecurrent(shape, target));
+    result.recurrentCrossoverN = recurrentCrossoverLength(shape, target);
+  }
 
-  bool kvWins = kv.seconds < qk.seconds;
-  const Strategy &winner = kvWins ? kv : qk;
-  const Strategy &loser = kvWins ? qk : kv;
+  // The fastest, and the runner-up to compare it with (ties keep the
+  // earlier: qk-first, then kv-first).
+  size_t best = 0;
+  for (size_t i = 1; i < result.strategies.size(); ++i)
+    if (result.strategies[i].seconds < result.strategies[best].seconds)
+      best = i;
+  size_t second = best == 0 ? 1 : 0;
+  for (size_t i = 0; i < result.strategies.size(); ++i)
+    if (i != best &&
+        result.strategies[i].seconds < result.strategies[second].seconds)
+      second = i;
+  const Strategy &winner = result.strategies[best];
+  const Strategy &loser = result.strategies[second];
   result.chosen = winner;
   std::ostringstream reason;
   reason << toString(winner.order) << " is predicted "
          << formatSeconds(winner.seconds, 2) << " against "
-         << formatSeconds(loser.seconds, 2) << " ("
-         << formatNumber(winner.flops) << " vs " << formatNumber(loser.flops)
-         << " FLOPs";
+         << formatSeconds(loser.seconds, 2) << " for " << toString(loser.order)
+         << " (" << formatNumber(winner.flops) << " vs "
+         << formatNumber(loser.flops) << " FLOPs";
   if (winner.memorySeconds > winner.computeSeconds)
     reason << ", memory-bound";
   reason << ")";
   if (result.crossoverN) {
-    reason << "; kv-first wins from N = " << *result.crossoverN
+    reason << "; kv-first beats qk-first from N = " << *result.crossoverN
            << ", and N = " << shape.queries << " is "
            << (shape.queries >= *result.crossoverN ? "above" : "below")
            << " it";
   } else {
-    reason << "; kv-first never wins at these widths";
+    reason << "; kv-first never beats qk-first at these widths";
+  }
+  if (shape.hasRecurrentForm()) {
+    if (result.recurrentCrossoverN)
+      reason << "; kv-first beats recurrent from N = "
+             << *result.recurrentCrossoverN;
+    else
+      reason << "; kv-first never beats recurrent at these widths";
   }
   result.reason = reason.str();
   return result;

@@ -24,6 +24,8 @@ std::vector<std::string> cost::plotStrategyNames(const TermShape &shape) {
   } else {
     names.push_back("kv_first");
   }
+  if (shape.hasRecurrentForm())
+    names.push_back("recurrent");
   return names;
 }
 
@@ -32,6 +34,8 @@ double cost::plotPredictedSeconds(const TermShape &shape,
                                   const Target &target) {
   if (strategy == "qk_first")
     return estimateQkFirst(shape, target).seconds;
+  if (strategy == "recurrent")
+    return estimateRecurrent(shape, target).seconds;
   if (strategy == "kv_first best chunk")
     return estimateKvFirst(shape, target, bestChunk(shape, target)).seconds;
   if (strategy.rfind("kv_first c=", 0) == 0)

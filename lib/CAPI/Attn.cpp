@@ -163,9 +163,11 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
       c.force = ForceOrder::QkFirst;
     else if (v == "kv_first")
       c.force = ForceOrder::KvFirst;
+    else if (v == "recurrent")
+      c.force = ForceOrder::Recurrent;
     else
-      return setError(error, "option 'force-order' must be auto, qk_first or "
-                             "kv_first, got '" +
+      return setError(error, "option 'force-order' must be auto, qk_first, "
+                             "kv_first or recurrent, got '" +
                                  v + "'"),
              1;
     return 0;

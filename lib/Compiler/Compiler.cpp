@@ -50,6 +50,8 @@ static mlir::attn::Order toOrder(ForceOrder force) {
     return mlir::attn::Order::QkFirst;
   case ForceOrder::KvFirst:
     return mlir::attn::Order::KvFirst;
+  case ForceOrder::Recurrent:
+    return mlir::attn::Order::Recurrent;
   case ForceOrder::Auto:
     break;
   }
@@ -62,6 +64,8 @@ const char *attn::compiler::toString(ForceOrder force) {
     return "qk_first";
   case ForceOrder::KvFirst:
     return "kv_first";
+  case ForceOrder::Recurrent:
+    return "recurrent";
   case ForceOrder::Auto:
     break;
   }

@@ -181,14 +181,18 @@ bool Compiler::report(const SizeBindings &overrides,
         {"name", decl.name},
         {"strategies", std::move(jsonStrategies)},
         {"chosen",
-         llvm::json::Object{
-             {"order", cost::toString(chosen.order)},
-             {"chunk", chosen.chunk ? llvm::json::Value(*chosen.chunk)
-                                    : llvm::json::Value(nullptr)}}},
+         llvm::json::Object{{"order", cost::toString(chosen.order)},
+                            {"chunk", chosen.chunk
+                                          ? llvm::json::Value(*chosen.chunk)
+                                          : llvm::json::Value(nullptr)}}},
         {"reason", decision.reason},
         {"crossover_n", decision.crossoverN
                             ? llvm::json::Value(*decision.crossoverN)
-                            : llvm::json::Value(nullptr)}});
+                            : llvm::json::Value(nullptr)},
+        {"recurrent_crossover_n",
+         decision.recurrentCrossoverN
+             ? llvm::json::Value(*decision.recurrentCrossoverN)
+             : llvm::json::Value(nullptr)}});
   });
 
   llvm::json::Object result{{"spec", spec.name},
@@ -268,6 +272,10 @@ double Compiler::countFlops(mlir::ModuleOp module) {
     else if (fixed == mlir::attn::Order::KvFirst ||
              options.force == ForceOrder::KvFirst)
       order = cost::Order::KvFirst;
+    else if ((fixed == mlir::attn::Order::Recurrent ||
+              options.force == ForceOrder::Recurrent) &&
+             shape.hasRecurrentForm())
+      order = cost::Order::Recurrent;
     for (const cost::Strategy &strategy : decision.strategies)
       if (strategy.order == order)
         total += strategy.flops;

@@ -26,6 +26,8 @@ const char *attn::frontend::toString(Order order) {
     return "qk_first";
   case Order::KvFirst:
     return "kv_first";
+  case Order::Recurrent:
+    return "recurrent";
   }
   return "?";
 }

@@ -84,6 +84,8 @@ dialect::Order convert(Order order) {
     return dialect::Order::QkFirst;
   case Order::KvFirst:
     return dialect::Order::KvFirst;
+  case Order::Recurrent:
+    return dialect::Order::Recurrent;
   }
   return dialect::Order::Auto;
 }

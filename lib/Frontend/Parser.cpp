@@ -649,7 +649,8 @@ private:
     static const std::vector<std::pair<const char *, Order>> values = {
         {"auto", Order::Auto},
         {"qk_first", Order::QkFirst},
-        {"kv_first", Order::KvFirst}};
+        {"kv_first", Order::KvFirst},
+        {"recurrent", Order::Recurrent}};
     for (const auto &[name, value] : values) {
       if (token.isIdent(name)) {
         term.order = value;
@@ -658,10 +659,12 @@ private:
       }
     }
     if (token.is(TokenKind::Identifier))
-      return failHere("unknown order '" + token.text + "'" +
-                      suggest(token.text, {"auto", "qk_first", "kv_first"}));
-    return failHere("expected an order (auto, qk_first or kv_first), found " +
-                    describe(token));
+      return failHere(
+          "unknown order '" + token.text + "'" +
+          suggest(token.text, {"auto", "qk_first", "kv_first", "recurrent"}));
+    return failHere(
+        "expected an order (auto, qk_first, kv_first or recurrent), found " +
+        describe(token));
   }
 
   Lexer lexer;

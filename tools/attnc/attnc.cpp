@@ -159,7 +159,8 @@ static cl::opt<int64_t> benchRepeats(
     cl::sub(runCommand), cl::cat(attncCategory));
 
 static cl::opt<std::string> forceOrder(
-    "force-order", cl::desc("Force every auto order: qk_first or kv_first"),
+    "force-order",
+    cl::desc("Force every auto order: qk_first, kv_first or recurrent"),
     cl::value_desc("qk_first|kv_first"), cl::init(""), cl::sub(runCommand),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCategory));
 
@@ -276,8 +277,10 @@ static std::optional<ForceOrder> selectForceOrder(std::string &error) {
     return ForceOrder::QkFirst;
   if (forceOrder == "kv_first")
     return ForceOrder::KvFirst;
-  error = "--force-order must be qk_first or kv_first, got '" + forceOrder +
-          "'";
+  if (forceOrder == "recurrent")
+    return ForceOrder::Recurrent;
+  error = "--force-order must be qk_first, kv_first or recurrent, got '" +
+          forceOrder + "'";
   return std::nullopt;
 }
 

@@ -37,8 +37,10 @@ struct TermShape {
   int64_t keys = 1;            ///< M
   int64_t featureDim = 1;      ///< D
   int64_t valueDim = 1;        ///< E
-  int64_t numFeatures = 0;     ///< m of FAVOR+ (0 otherwise).
+  int64_t numFeatures = 0;     ///< m of FAVOR+ and RFA (0 otherwise).
   int64_t projectedLength = 0; ///< Linformer k (0 = no projection).
+  /// A decay (DESIGN §1.2): every weight carries exp(Λ_i − Λ_j).
+  bool decay = false;
 
   /// Width of the vectors whose dot product gives the weight: D for softmax
   /// and relu2, φ's width for kernel terms (D, m, or 2D for cosFormer).
@@ -50,6 +52,10 @@ struct TermShape {
   /// states, computed chunk by chunk).
   bool isCausal() const {
     return mask == MaskKind::Causal || mask == MaskKind::BlockCausal;
+  }
+  /// True when the recurrent order is legal: a causal kernel term.
+  bool hasRecurrentForm() const {
+    return hasProductForm() && mask == MaskKind::Causal && projectedLength <= 0;
   }
 };
 
@@ -69,6 +75,9 @@ struct Target {
   double kvEfficiency = 0.7;       ///< kv-first: two GEMM-shaped contractions
   double chunkedEfficiency = 0.45; ///< small c×c blocks plus state updates
   double featureEfficiency = 0.25; ///< elementwise feature maps
+  /// The recurrent order's per-token state updates and queries (rank-1
+  /// updates and matrix-vector products over a state that stays in cache).
+  double recurrentEfficiency = 0.2;
   /// The state contractions of chunked kv-first run at kvEfficiency·c/(c+h)
   /// for chunk c: small chunks make small, latency-bound products. h is the
   /// chunk at which they reach half of kvEfficiency.
@@ -102,11 +111,13 @@ struct Target {
   double qkMaskedHeadOverhead = 0;
   double kvHeadOverhead = 0;
   double chunkedHeadOverhead = 0;
+  double recurrentHeadOverhead = 0;
   /// The same per call, on top of launch_overhead per launch.
   double qkCallOverhead = 0;
   double qkMaskedCallOverhead = 0;
   double kvCallOverhead = 0;
   double chunkedCallOverhead = 0;
+  double recurrentCallOverhead = 0;
   /// Measured correction of causal chunked kv-first per chunk 2^(4+i)
   /// (16 ... 1024): its predicted compute time is multiplied by it, for
   /// chunk sizes whose code runs faster or slower than the chunk formula
@@ -163,7 +174,7 @@ std::string parseTarget(const std::string &text, Target &target);
 /// written first as `#` comments.
 std::string printTarget(const Target &target, const std::string &header);
 
-enum class Order { QkFirst, KvFirst };
+enum class Order { QkFirst, KvFirst, Recurrent };
 const char *toString(Order order);
 
 /// "12.3 us", "1.23 ms" (\p decimals digits), "1.23 s".
@@ -184,6 +195,7 @@ struct Work {
   double chunk = 0;
   double intraFlops = 0;      ///< quadratic part inside causal chunks
   double featureFlops = 0;    ///< feature maps
+  double recurrentFlops = 0;  ///< the recurrent order's per-token updates
   double projectionFlops = 0; ///< Linformer's K' and V'
   double bytes = 0;
   int launches = 0;
@@ -233,6 +245,10 @@ struct TermCost {
   /// Smallest N (= M for self-attention shapes) at which kv-first wins;
   /// std::nullopt when it never does (or the term has no product form).
   std::optional<int64_t> crossoverN;
+  /// Causal kernel terms: the N from which (chunked) kv-first keeps beating
+  /// the recurrent order; std::nullopt when it never does or the term has
+  /// no recurrent form.
+  std::optional<int64_t> recurrentCrossoverN;
 };
 
 /// Number of (i, j) pairs the mask lets through for N queries and M keys.
@@ -247,6 +263,10 @@ Strategy estimateQkFirst(const TermShape &shape, const Target &target);
 /// product form.
 Strategy estimateKvFirst(const TermShape &shape, const Target &target,
                          std::optional<int64_t> chunk);
+/// The recurrent order (causal kernel terms, DESIGN §1.2): per token a
+/// rank-1 update of the m × e state and a query against it.
+Strategy estimateRecurrent(const TermShape &shape, const Target &target);
+
 /// The chunk in {16, 32, ..., 1024} (and ≤ N) that makes causal kv-first
 /// fastest (N itself when N < 16); for block_causal(c) only chunks that
 /// divide c (or c itself) are considered.
@@ -269,6 +289,9 @@ TermCost analyzeTerm(const TermShape &shape, const Target &target);
 std::optional<int64_t> crossoverLength(const TermShape &shape,
                                        const Target &target,
                                        bool keysFollowQueries);
+/// The same for kv-first against the recurrent order (causal kernel terms).
+std::optional<int64_t> recurrentCrossoverLength(const TermShape &shape,
+                                                const Target &target);
 
 /// The seed analysis's whole-layer view (`000`) for h heads of size d
 /// (hidden hd, FFN width 4hd), in multiply-adds per token:

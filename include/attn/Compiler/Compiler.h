@@ -51,7 +51,7 @@ class Kernel;
 /// Where the generated code runs.
 enum class Target { CPU, NVPTX };
 /// The association order forced on every `order auto` term.
-enum class ForceOrder { Auto, QkFirst, KvFirst };
+enum class ForceOrder { Auto, QkFirst, KvFirst, Recurrent };
 
 /// The GPU architectures the NVPTX target accepts: the one list.
 llvm::ArrayRef<const char *> supportedChips();

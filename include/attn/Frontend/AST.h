@@ -27,7 +27,7 @@ using reference::MaskKind;
 using reference::Normalizer;
 using reference::Score;
 
-enum class Order { Auto, QkFirst, KvFirst };
+enum class Order { Auto, QkFirst, KvFirst, Recurrent };
 
 /// `dim N` (dynamic, bound at run time) or `dim D = 64`.
 struct DimDecl {

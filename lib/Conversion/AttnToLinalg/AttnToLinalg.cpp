@@ -19,6 +19,8 @@
 //     - kv-first, no mask (KvFirst.cpp): a state pass S = phi(K)^T V,
 //       z = sum phi(k) per (batch, head), then a query pass
 //       phi(Q) S / phi(Q) z per query tile;
+//     - recurrent (Recurrent.cpp): per (batch, head) the tokens one by
+//       one, the W x E state updated and queried per token;
 //     - kv-first with a causal or block mask (KvFirstChunked.cpp): per
 //       (batch, head) a loop over chunks carrying the state (quadratic
 //       inside a chunk when the mask needs it), so the extra memory is one
@@ -79,6 +81,7 @@ struct TermPlan {
   KvFirstTiles kvFirst;
   /// The masked kv-first strategy's chunks (unused without a mask).
   ChunkPlan chunked;
+  RecurrentTiles recurrent;
 };
 } // namespace
 
@@ -113,6 +116,7 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
+  plan.recurrent = RecurrentTiles{defaultTile, staticTiles};
   return plan;
 }
 
@@ -200,6 +204,8 @@ static Value lowerTerm(LinalgBuilder &b, const TermOperands &term,
   }
   if (plan.order == Order::KvFirst)
     return lowerKvFirstAny(b, term, plan);
+  if (plan.order == Order::Recurrent)
+    return lowerRecurrent(b, term, plan.recurrent);
   return lowerQkFirst(b, term, plan.qkFirst);
 }
 

@@ -66,6 +66,33 @@ static Value headLogDecay(OpBuilder &ob, Location loc,
   return clampedLog(ob, loc, g);
 }
 
+Value to_linalg::tokenLogDecay(LinalgBuilder &b, const TermOperands &term,
+                               Value bi, Value hi, Value row0, int64_t rows) {
+  const DecayOperands &decay = term.decay;
+  ImplicitLocOpBuilder &ib = b.b;
+  Value headLog;
+  if (decay.kind != DecayOperands::Kind::PerToken)
+    headLog = headLogDecay(ib, ib.getLoc(), decay, hi);
+  Value last = b.sub(term.queries, b.index(1));
+  return b.generic(
+      b.empty({b.index(rows)}), {}, {b.map(1, {0})}, {kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange) -> Value {
+        Value r = linalg::IndexOp::create(gb, gl, 0);
+        Value t = arith::AddIOp::create(gb, gl, row0, r);
+        Value inside = arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult,
+                                             t, term.queries);
+        Value logG = headLog;
+        if (!logG) {
+          Value at = arith::MinUIOp::create(gb, gl, t, last);
+          Value g = tensor::ExtractOp::create(gb, gl, decay.decay,
+                                              ValueRange{bi, hi, at});
+          logG = clampedLog(gb, gl, g);
+        }
+        Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+        return arith::SelectOp::create(gb, gl, inside, logG, zero);
+      });
+}
+
 Value to_linalg::chunkLogDecay(LinalgBuilder &b, const TermOperands &term,
                                Value bi, Value hi, Value row0, int64_t rows) {
   const DecayOperands &decay = term.decay;
@@ -87,21 +114,7 @@ Value to_linalg::chunkLogDecay(LinalgBuilder &b, const TermOperands &term,
                      });
   }
   // log g_t of every position of the tile, 0 past N (padding: g = 1).
-  Value last = b.sub(term.queries, b.index(1));
-  Value logs = b.generic(
-      b.empty({rowCount}), {}, {b.map(1, {0})}, {kPar},
-      [&](OpBuilder &gb, Location gl, ValueRange) -> Value {
-        Value r = linalg::IndexOp::create(gb, gl, 0);
-        Value t = arith::AddIOp::create(gb, gl, row0, r);
-        Value inside = arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult,
-                                             t, term.queries);
-        Value at = arith::MinUIOp::create(gb, gl, t, last);
-        Value g = tensor::ExtractOp::create(gb, gl, decay.decay,
-                                            ValueRange{bi, hi, at});
-        Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
-        return arith::SelectOp::create(gb, gl, inside, clampedLog(gb, gl, g),
-                                       zero);
-      });
+  Value logs = tokenLogDecay(b, term, bi, hi, row0, rows);
   // lambda_r = sum_{c <= r} log g_{row0 + c}
   return b.generic(
       b.filled({rowCount}, 0.0), {logs}, {b.map(2, {1}), b.map(2, {0})},

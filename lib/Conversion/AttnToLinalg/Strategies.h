@@ -184,6 +184,11 @@ struct TermOperands {
 
 DecayOperands buildDecayOperands(LinalgBuilder &b, TermOp op);
 
+/// log g_t [rows] of the positions t = row0 + r, 0 for t >= N (padding
+/// decays nothing).
+Value tokenLogDecay(LinalgBuilder &b, const TermOperands &term, Value bi,
+                    Value hi, Value row0, int64_t rows);
+
 /// lambda [rows]: lambda_r = sum of log g_t over the positions t in
 /// [row0, row0 + r] that are < N (a tile's in-chunk cumulative log decay).
 Value chunkLogDecay(LinalgBuilder &b, const TermOperands &term, Value bi,
@@ -420,6 +425,15 @@ ChunkPlan planChunks(MaskKind mask, int64_t block,
                      std::optional<int64_t> termChunk, int64_t defaultChunk);
 Value lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
                           const ChunkPlan &plan);
+
+/// The recurrent order (causal kernel terms): per (batch, head) the tokens
+/// one by one, their features mapped `tile` rows at a time.
+struct RecurrentTiles {
+  int64_t tile;
+  bool staticTiles;
+};
+Value lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
+                     const RecurrentTiles &tiles);
 
 } // namespace to_linalg
 } // namespace attn

@@ -565,7 +565,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // Syntax: unknown order
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{unknown order 'kq_first'; expected auto, qk_first or kv_first}}
+  // expected-error@+1 {{unknown order 'kq_first'; expected auto, qk_first, kv_first or recurrent}}
   %0 = attn.term kernel elu1 (%q, %k, %v) order kq_first : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -994,5 +994,23 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op scale is not used by a 'kernel' term with feature map 'rfa'}}
   %0 = attn.term kernel rfa (%q, %q, %q) omega(%w : tensor<4x8xf32>) scale 0.5 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C5: recurrent needs a kernel term
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op order 'recurrent' needs the product form of a 'kernel' term, but the score is 'softmax'}}
+  %0 = attn.term softmax (%q, %q, %q) mask causal order recurrent : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C5: recurrent is the causal recurrence
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op order 'recurrent' needs mask 'causal', but the mask is 'block_causal'}}
+  %0 = attn.term kernel relu (%q, %q, %q) mask block_causal(4) order recurrent : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }

@@ -452,3 +452,11 @@ func.func @rfa_gated(%q: !t, %k: !t, %v: !t, %w: tensor<4x8xf32>, %g: tensor<1x2
   %o = attn.term kernel rfa (%q, %k, %v) omega(%w : tensor<4x8xf32>) decay(%g : tensor<1x2x16xf32>) key_weight(%kw : tensor<1x2x16xf32>) mask causal : !t, !t, !t -> !t
   return %o : !t
 }
+
+// The recurrent order.
+// CHECK-LABEL: func.func @recurrent(
+// CHECK:         attn.term kernel elu1 (%{{.*}}, %{{.*}}, %{{.*}}) mask causal order recurrent : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>{{$}}
+func.func @recurrent(%q: !t, %k: !t, %v: !t) -> !t {
+  %o = attn.term kernel elu1 (%q, %k, %v) mask causal order recurrent : !t, !t, !t -> !t
+  return %o : !t
+}

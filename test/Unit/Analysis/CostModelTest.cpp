@@ -778,7 +778,7 @@ TEST(AnalyzeTerm, Elu1LongAndShort) {
   EXPECT_EQ(lengthy.chosen.order, Order::KvFirst);
   ASSERT_TRUE(lengthy.crossoverN.has_value());
   EXPECT_LT(*lengthy.crossoverN, 8192);
-  EXPECT_NE(lengthy.reason.find("kv-first wins from N = " +
+  EXPECT_NE(lengthy.reason.find("kv-first beats qk-first from N = " +
                                 std::to_string(*lengthy.crossoverN)),
             std::string::npos)
       << lengthy.reason;
@@ -1055,3 +1055,71 @@ TEST(LayerView, Wider) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The recurrent order
+//===----------------------------------------------------------------------===//
+
+// Per token S = g S + φ(k) vᵀ and z = g z + φ(k), then φ(q)ᵀ S / φ(q)·z:
+// 4we + 4w + e FLOPs (w = 64 features, e = 32 values), per (batch, head).
+TEST(Recurrent, FlopsPerToken) {
+  TermShape shape = kernelShape(FeatureMap::Elu1, 10, 10, 64, 32);
+  shape.mask = MaskKind::Causal;
+  shape.heads = 2;
+  Strategy recurrent = estimateRecurrent(shape, cpuTarget());
+  EXPECT_EQ(recurrent.order, Order::Recurrent);
+  EXPECT_FALSE(recurrent.chunk.has_value());
+  double perToken = 4.0 * 64 * 32 + 4 * 64 + 32;
+  EXPECT_DOUBLE_EQ(recurrent.work.recurrentFlops, 2 * 10 * perToken);
+  // The state, once per (batch, head), is the extra memory.
+  EXPECT_DOUBLE_EQ(recurrent.peakBytes, 2.0 * 64 * 33 * 4);
+}
+
+// Only causal kernel terms have the recurrent form; analyzeTerm lists it
+// third and gives its crossover against kv-first.
+TEST(Recurrent, LegalForCausalKernelTermsOnly) {
+  TermShape causal = kernelShape(FeatureMap::Elu1, 4096, 4096, 64, 64);
+  causal.mask = MaskKind::Causal;
+  EXPECT_TRUE(causal.hasRecurrentForm());
+  TermCost cost = analyzeTerm(causal, cpuTarget());
+  ASSERT_EQ(cost.strategies.size(), 3u);
+  EXPECT_EQ(cost.strategies[2].order, Order::Recurrent);
+  ASSERT_TRUE(cost.recurrentCrossoverN.has_value());
+  EXPECT_NE(cost.reason.find("kv-first beats recurrent from N = " +
+                             std::to_string(*cost.recurrentCrossoverN)),
+            std::string::npos);
+  // A long prefill: chunked kv-first reuses the state across a chunk.
+  EXPECT_EQ(cost.chosen.order, Order::KvFirst);
+
+  TermShape blocks = causal;
+  blocks.mask = MaskKind::BlockCausal;
+  blocks.maskBlock = 64;
+  EXPECT_FALSE(blocks.hasRecurrentForm());
+  EXPECT_EQ(analyzeTerm(blocks, cpuTarget()).strategies.size(), 2u);
+  TermShape plain = causal;
+  plain.mask = MaskKind::None;
+  EXPECT_FALSE(plain.hasRecurrentForm());
+  EXPECT_FALSE(analyzeTerm(plain, cpuTarget()).recurrentCrossoverN);
+}
+
+// A recurrent efficiency far above the state products' makes it win.
+TEST(Recurrent, ChosenWhenItsRateWins) {
+  TermShape causal = kernelShape(FeatureMap::Elu1, 64, 64, 64, 64);
+  causal.mask = MaskKind::Causal;
+  Target fast = cpuTarget();
+  fast.recurrentEfficiency = 1.0;
+  fast.qkKernelMaskedEfficiency = 0.01;
+  EXPECT_EQ(analyzeTerm(causal, fast).chosen.order, Order::Recurrent);
+}
+
+TEST(Targets, RecurrentKeysParse) {
+  Target target;
+  EXPECT_EQ(parseTarget("recurrent_efficiency = 0.3\n"
+                        "recurrent_head_overhead = 1e-6\n"
+                        "recurrent_call_overhead = 0\n",
+                        target),
+            "");
+  EXPECT_DOUBLE_EQ(target.recurrentEfficiency, 0.3);
+  EXPECT_DOUBLE_EQ(target.recurrentHeadOverhead, 1e-6);
+  EXPECT_NE(parseTarget("recurrent_efficiency = 2\n", target), "");
+}

@@ -97,7 +97,8 @@ static constexpr StringLiteral kScoreNames = "softmax, relu2 or kernel";
 static constexpr StringLiteral kFeatureMapNames =
     "identity, relu, elu1, favor_plus, cosformer or rfa";
 static constexpr StringLiteral kNormalizerNames = "rows, length or none";
-static constexpr StringLiteral kOrderNames = "auto, qk_first or kv_first";
+static constexpr StringLiteral kOrderNames =
+    "auto, qk_first, kv_first or recurrent";
 
 ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *context = parser.getContext();
@@ -434,11 +435,20 @@ LogicalResult TermOp::verify() {
              << " columns but the feature size D = " << featureDim;
   }
 
-  // (C5) Only the product form can be associated kv-first.
-  if (getOrder() == Order::KvFirst && score != Score::Kernel)
-    return emitOpError("order 'kv_first' needs the product form of a "
-                       "'kernel' term, but the score is '")
+  // (C5) Only the product form can be associated kv-first or run as a
+  // recurrence, and the recurrence is the causal one.
+  if ((getOrder() == Order::KvFirst || getOrder() == Order::Recurrent) &&
+      score != Score::Kernel)
+    return emitOpError("order '")
+           << stringifyOrder(getOrder())
+           << "' needs the product form of a 'kernel' term, but the score is '"
            << stringifyScore(score) << "'";
+  if (getOrder() == Order::Recurrent && getMaskKind() != MaskKind::Causal)
+    return emitOpError("order 'recurrent' needs mask 'causal', but the mask "
+                       "is '")
+           << stringifyMaskKind(getMaskKind()) << "'";
+  if (getOrder() == Order::Recurrent && isProjected())
+    return emitOpError("order 'recurrent' is not allowed with 'project'");
 
   // (C6) Causal masks compare positions of one sequence.
   std::optional<MaskAttr> mask = getMask();

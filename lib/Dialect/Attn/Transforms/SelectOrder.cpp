@@ -69,6 +69,10 @@ struct SelectOrderPass
         return term.emitOpError("force=kv_first is not legal: score '")
                << stringifyScore(term.getScore())
                << "' has no product form (only qk_first)";
+      if (*forced == Order::Recurrent && !shape.hasRecurrentForm())
+        return term.emitOpError("force=recurrent is not legal: it needs a "
+                                "'kernel' term with mask 'causal' and no "
+                                "projection");
       order = *forced;
     } else if (order == Order::Auto && !term.hasProductForm()) {
       order = Order::QkFirst;
@@ -83,8 +87,17 @@ struct SelectOrderPass
         order = Order::QkFirst;
     } else if (order == Order::Auto) {
       cost::TermCost decision = cost::analyzeTerm(shape, costTarget);
-      order = decision.chosen.order == cost::Order::KvFirst ? Order::KvFirst
-                                                            : Order::QkFirst;
+      switch (decision.chosen.order) {
+      case cost::Order::QkFirst:
+        order = Order::QkFirst;
+        break;
+      case cost::Order::KvFirst:
+        order = Order::KvFirst;
+        break;
+      case cost::Order::Recurrent:
+        order = Order::Recurrent;
+        break;
+      }
     }
     term.setOrder(order);
 

@@ -90,6 +90,7 @@ mlir::attn::getTermShape(TermOp term, int64_t assumedLength,
   if (Value omega = term.getOmega())
     shape.numFeatures = sizeOr(
         cast<RankedTensorType>(omega.getType()).getDimSize(0), 256, "m");
+  shape.decay = term.hasDecay();
   if (Value projection = term.getKeyProjection())
     shape.projectedLength = sizeOr(
         cast<RankedTensorType>(projection.getType()).getDimSize(0), 256, "k");

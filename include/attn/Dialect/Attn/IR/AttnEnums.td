@@ -49,7 +49,8 @@ def Attn_Normalizer : I32EnumAttr<"Normalizer", "the divisor z_i of a term's row
 def Attn_Order : I32EnumAttr<"Order", "association order of a term", [
     I32EnumAttrCase<"Auto", 0, "auto">,
     I32EnumAttrCase<"QkFirst", 1, "qk_first">,
-    I32EnumAttrCase<"KvFirst", 2, "kv_first">
+    I32EnumAttrCase<"KvFirst", 2, "kv_first">,
+    I32EnumAttrCase<"Recurrent", 3, "recurrent">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";

@@ -65,7 +65,9 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
 
     `order` and `chunk` record decisions that do not change the result:
     `qk_first` computes (φQ φK^T) V, `kv_first` computes φQ (φK^T V) (kernel
-    terms only); `auto` (the default) leaves the choice to
+    terms only), `recurrent` runs token by token (causal kernel terms:
+    S_i = g_i S_{i−1} + κ_i φ(k_i) v_iᵀ, z_i alike, o_i = φ(q_i)ᵀ S_i /
+    (φ(q_i)·z_i + ε)); `auto` (the default) leaves the choice to
     `attn-select-order`. `chunk` is the sequence tile of the chosen strategy
     (the state chunk of causal kv-first); absent means `auto`.
     `crossover N`, set by `attn-select-order` when N is dynamic, keeps the
@@ -90,7 +92,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     - (C3) A `kernel` term has a feature map; `softmax` and `relu2` have none.
     - (C4) `favor_plus` and `rfa` take `omega` [m, D]; no other term takes
       `omega`.
-    - (C5) `kv_first` needs the product form: only `kernel` terms.
+    - (C5) `kv_first` and `recurrent` need the product form: only `kernel`
+      terms; `recurrent` needs the `causal` mask and no `project`.
     - (C6) `causal` and `block_causal` masks need N = M.
     - (C7) `project` takes E and F, both [k, M]; it is not allowed with a mask.
     - (C8) `scale` is finite and positive, and only given to terms that use

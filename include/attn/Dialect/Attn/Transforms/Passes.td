@@ -48,7 +48,9 @@ def AttnSelectOrder : Pass<"attn-select-order"> {
              clEnumValN(::mlir::attn::Order::QkFirst, "qk_first",
                         "(phi(Q) phi(K)^T) V"),
              clEnumValN(::mlir::attn::Order::KvFirst, "kv_first",
-                        "phi(Q) (phi(K)^T V)"))}]>,
+                        "phi(Q) (phi(K)^T V)"),
+             clEnumValN(::mlir::attn::Order::Recurrent, "recurrent",
+                        "token by token: S_i = g_i S_{i-1} + phi(k_i) v_i^T"))}]>,
     Option<"chunk", "chunk", "int64_t", /*default=*/"0",
            "Use this chunk for every auto chunk (0: the cost model's)">,
   ];

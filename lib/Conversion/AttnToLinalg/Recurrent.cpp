@@ -1,0 +1,245 @@
+//===- Recurrent.cpp - Token-by-token lowering of causal kernel terms -----===//
+//
+// The recurrent order (DESIGN §1.2): per (batch, head) the keys are taken
+// one at a time,
+//
+//   S_i = g_i S_{i-1} + kappa_i phi(k_i) v_i^T    (W x E)
+//   z_i = g_i z_{i-1} + kappa_i phi(k_i)          (W)
+//   o_i = phi(q_i)^T S_i / (phi(q_i) . z_i + eps)  (rows; none: phi(q_i)^T S_i)
+//
+// so the work per token is two passes over the state and nothing is
+// reused across tokens: memory-bound, and the right form for decoding (one
+// or a few tokens) rather than for a prefill. The feature rows are mapped a
+// tile of `tile` tokens at a time (the same feature tiles as the other
+// strategies), and an inner loop walks the tile's real tokens.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::to_linalg;
+
+/// Row \p r of the 2-D \p tile as a [1, cols] tile.
+static Value rowOf(LinalgBuilder &b, Value tile, Value r) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  auto rowType =
+      RankedTensorType::get({1, type.getDimSize(1)}, type.getElementType());
+  ImplicitLocOpBuilder &ib = b.b;
+  return tensor::ExtractSliceOp::create(
+      ib, rowType, tile, ArrayRef<OpFoldResult>{r, ib.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{ib.getIndexAttr(1),
+                             LinalgBuilder::ofr(b.dim(tile, 1))},
+      ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1)});
+}
+
+/// Element \p r of the 1-D \p vector as a [1] tensor.
+static Value elementOf(LinalgBuilder &b, Value vector, Value r) {
+  ImplicitLocOpBuilder &ib = b.b;
+  return tensor::ExtractSliceOp::create(
+      ib, vector, ArrayRef<OpFoldResult>{r},
+      ArrayRef<OpFoldResult>{ib.getIndexAttr(1)},
+      ArrayRef<OpFoldResult>{ib.getIndexAttr(1)});
+}
+
+Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
+                                const RecurrentTiles &tiles) {
+  const int64_t tile = tiles.tile;
+  const bool staticTiles = tiles.staticTiles;
+  Value batch = term.batch, heads = term.heads, width = term.width,
+        valueDim = term.valueDim;
+  ImplicitLocOpBuilder &ob = b.b;
+  Value tileCount = b.ceilDiv(term.queries, tile);
+  Value padded = b.mul(tileCount, b.index(tile));
+  // static-tiles: phi(Q), phi(K) and V padded to whole tiles first.
+  Value paddedQ, paddedK, paddedV, paddedRowEps;
+  if (staticTiles) {
+    Value rowEps;
+    auto [featureQ, featureK] = buildFeatureRows(b, term, &rowEps);
+    paddedQ = b.padRows(featureQ, padded);
+    if (rowEps)
+      paddedRowEps = b.padRows(rowEps, padded);
+    paddedK = b.padRows(featureK, padded);
+    paddedV = b.padRows(term.values, padded);
+  }
+  Value outRows = staticTiles ? padded : term.queries;
+  Value out = b.empty({batch, heads, outRows, valueDim});
+  auto forall =
+      scf::ForallOp::create(ob,
+                            ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
+                                                   LinalgBuilder::ofr(heads)},
+                            ValueRange{out}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(ob);
+    ob.setInsertionPoint(forall.getTerminator());
+    Value bi = forall.getInductionVars()[0];
+    Value hi = forall.getInductionVars()[1];
+    // S_{-1} = 0, z_{-1} = 0
+    Value state = b.filled({width, valueDim}, 0.0);
+    Value norm = b.filled({width}, 0.0);
+    Value headOut;
+    if (staticTiles) {
+      headOut = b.empty({padded, valueDim});
+    } else {
+      auto headType = RankedTensorType::get(
+          {getConstantIntValue(outRows).value_or(ShapedType::kDynamic),
+           getConstantIntValue(valueDim).value_or(ShapedType::kDynamic)},
+          ob.getF32Type());
+      headOut = tensor::ExtractSliceOp::create(
+          ob, headType, forall.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{bi, hi, ob.getIndexAttr(0),
+                                 ob.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{ob.getIndexAttr(1), ob.getIndexAttr(1),
+                                 LinalgBuilder::ofr(outRows),
+                                 LinalgBuilder::ofr(valueDim)},
+          SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    }
+    auto tiles = scf::ForOp::create(
+        ob, b.index(0), tileCount, b.index(1), ValueRange{state, norm, headOut},
+        [&](OpBuilder &nb, Location loc, Value ti, ValueRange iter) {
+          ImplicitLocOpBuilder ib(loc, nb);
+          LinalgBuilder inner(ib);
+          Value row0 = inner.mul(ti, inner.index(tile));
+          Value qTile, kTile, vTile, rowEps;
+          if (staticTiles) {
+            qTile = inner.tile2d(paddedQ, bi, hi, row0, tile, width);
+            if (paddedRowEps)
+              rowEps = inner.tile2d(paddedRowEps, bi, hi, row0, tile,
+                                    inner.index(1));
+            kTile = inner.tile2d(paddedK, bi, hi, row0, tile, width);
+            vTile = inner.tile2d(paddedV, bi, hi, row0, tile, valueDim);
+          } else {
+            qTile = queryFeatureTile(inner, term, bi, hi, row0, tile, rowEps);
+            kTile = keyFeatureTile(inner, term, bi, hi, row0, tile);
+            vTile = rowTile(inner, term.values, bi, hi, row0, tile, term.keys);
+          }
+          // g_t of the tile's tokens, exp(log g) once per token rather than
+          // per state element.
+          Value gTile;
+          if (term.decay.hasDecay())
+            gTile = inner.generic(
+                inner.empty({inner.index(tile)}),
+                {tokenLogDecay(inner, term, bi, hi, row0, tile)},
+                {inner.map(1, {0}), inner.map(1, {0})}, {kPar},
+                [](OpBuilder &gb, Location gl, ValueRange args) {
+                  return math::ExpOp::create(gb, gl, args[0]).getResult();
+                });
+          Value real = realRows(inner, row0, tile, term.queries);
+          Value tt = inner.index(tile);
+          Value outTile = inner.empty({tt, valueDim});
+          // Only the tile's real tokens: padding leaves S and z as they are.
+          auto tokens = scf::ForOp::create(
+              ib, inner.index(0), real, inner.index(1),
+              ValueRange{iter[0], iter[1], outTile},
+              [&](OpBuilder &tb, Location tl, Value r, ValueRange carried) {
+                ImplicitLocOpBuilder tib(tl, tb);
+                LinalgBuilder token(tib);
+                Value kRow = rowOf(token, kTile, r);
+                Value vRow = rowOf(token, vTile, r);
+                Value qRow = rowOf(token, qTile, r);
+                AffineMap kMap = AffineMap::get(
+                    2, 0,
+                    {tib.getAffineConstantExpr(0), tib.getAffineDimExpr(0)},
+                    tib.getContext());
+                AffineMap vMap = AffineMap::get(
+                    2, 0,
+                    {tib.getAffineConstantExpr(0), tib.getAffineDimExpr(1)},
+                    tib.getContext());
+                AffineMap first2 = AffineMap::get(
+                    2, 0, {tib.getAffineConstantExpr(0)}, tib.getContext());
+                AffineMap first1 = AffineMap::get(
+                    1, 0, {tib.getAffineConstantExpr(0)}, tib.getContext());
+                AffineMap kMap1 = AffineMap::get(
+                    1, 0,
+                    {tib.getAffineConstantExpr(0), tib.getAffineDimExpr(0)},
+                    tib.getContext());
+                Value gRow = gTile ? elementOf(token, gTile, r) : Value();
+                // S = g S + phi(k) v^T, in place
+                SmallVector<Value> inputs = {kRow, vRow};
+                SmallVector<AffineMap> maps = {kMap, vMap};
+                if (gRow) {
+                  inputs.push_back(gRow);
+                  maps.push_back(first2);
+                }
+                maps.push_back(token.map(2, {0, 1}));
+                Value newState = token.generic(
+                    carried[0], inputs, maps, {kPar, kPar},
+                    [&](OpBuilder &gb, Location gl, ValueRange args) {
+                      Value s = args.back();
+                      if (gRow)
+                        s = arith::MulFOp::create(gb, gl, s, args[2]);
+                      return LinalgBuilder::mulAdd(gb, gl, args[0], args[1], s);
+                    });
+                // z = g z + phi(k)
+                SmallVector<Value> normInputs = {kRow};
+                SmallVector<AffineMap> normMaps = {kMap1};
+                if (gRow) {
+                  normInputs.push_back(gRow);
+                  normMaps.push_back(first1);
+                }
+                normMaps.push_back(token.map(1, {0}));
+                Value newNorm = token.generic(
+                    carried[1], normInputs, normMaps, {kPar},
+                    [&](OpBuilder &gb, Location gl, ValueRange args) {
+                      Value z = args.back();
+                      if (gRow)
+                        z = arith::MulFOp::create(gb, gl, z, args[1]);
+                      return arith::AddFOp::create(gb, gl, z, args[0])
+                          .getResult();
+                    });
+                // o = phi(q)^T S / (phi(q) . z + eps)
+                Value one = token.index(1);
+                Value num = token.matmulNN(qRow, newState,
+                                           token.filled({one, valueDim}, 0.0));
+                Value den =
+                    token.matvec(qRow, newNorm, token.filled({one}, 0.0));
+                Value epsRow;
+                if (rowEps)
+                  epsRow =
+                      cast<RankedTensorType>(rowEps.getType()).getRank() == 1
+                          ? elementOf(token, rowEps, r)
+                          : rowOf(token, rowEps, r);
+                Value o = normalizeRows(token, term, num, den,
+                                        token.add(row0, r), 1, Value(), epsRow);
+                Value newOut = tensor::InsertSliceOp::create(
+                    tib, o, carried[2],
+                    ArrayRef<OpFoldResult>{r, tib.getIndexAttr(0)},
+                    ArrayRef<OpFoldResult>{tib.getIndexAttr(1),
+                                           LinalgBuilder::ofr(valueDim)},
+                    ArrayRef<OpFoldResult>{tib.getIndexAttr(1),
+                                           tib.getIndexAttr(1)});
+                scf::YieldOp::create(tib,
+                                     ValueRange{newState, newNorm, newOut});
+              });
+          // The tile's rows of the output (its real rows without
+          // static-tiles; an empty tile past N stores nothing, at row N).
+          Value at = staticTiles ? row0 : inner.minIdx(row0, term.queries);
+          Value stored = tokens.getResult(2);
+          if (!staticTiles)
+            stored = inner.tile2d(stored, real, valueDim);
+          SmallVector<OpFoldResult> offsets = {at, ib.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {
+              staticTiles ? ib.getIndexAttr(tile) : LinalgBuilder::ofr(real),
+              LinalgBuilder::ofr(valueDim)};
+          SmallVector<OpFoldResult> strides(2, ib.getIndexAttr(1));
+          Value newOut = tensor::InsertSliceOp::create(ib, stored, iter[2],
+                                                       offsets, sizes, strides);
+          scf::YieldOp::create(
+              ib, ValueRange{tokens.getResult(0), tokens.getResult(1), newOut});
+        });
+    ob.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        ob, tiles.getResult(2), forall.getRegionIterArgs()[0],
+        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
+        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
+         LinalgBuilder::ofr(valueDim)},
+        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+  }
+  return termResult(b, term, forall.getResult(0), staticTiles);
+}
