@@ -908,14 +908,17 @@ enum Unknown {
   ChunkState, ///< chunk_half_efficiency × State, per FLOP / chunk
   Intra,
   Feature,
-  QkHead, ///< fixed seconds per (batch, head), per kind of strategy
+  Recurrent, ///< s/FLOP of the recurrent order's per-token updates
+  QkHead,    ///< fixed seconds per (batch, head), per kind of strategy
   QkMaskedHead,
   KvHead,
   ChunkedHead,
+  RecurrentHead,
   QkCall, ///< fixed seconds per call, per kind of strategy
   QkMaskedCall,
   KvCall,
   ChunkedCall,
+  RecurrentCall,
   NumUnknowns
 };
 } // namespace
@@ -930,13 +933,15 @@ static void columns(const Work &work, double (&row)[NumUnknowns]) {
     row[ChunkState] = work.stateFlops / work.chunk;
   row[Intra] = work.intraFlops;
   row[Feature] = work.featureFlops;
+  row[Recurrent] = work.recurrentFlops;
   // Fixed costs are fitted per call of each kind of strategy (which covers
   // launch_overhead, per launch), not per launch.
   Kind kind = kindOf(work);
   int offset = kind == Kind::Qk         ? 0
                : kind == Kind::QkMasked ? 1
                : kind == Kind::Kv       ? 2
-                                        : 3;
+               : kind == Kind::Chunked  ? 3
+                                        : 4;
   row[QkHead + offset] = work.heads;
   row[QkCall + offset] = 1;
 }
@@ -964,14 +969,17 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   x[ChunkState] = target.chunkHalfEfficiency * x[State];
   x[Intra] = 1 / (peak * target.chunkedEfficiency);
   x[Feature] = 1 / (peak * target.featureEfficiency);
+  x[Recurrent] = 1 / (peak * target.recurrentEfficiency);
   x[QkHead] = target.qkHeadOverhead;
   x[QkMaskedHead] = target.qkMaskedHeadOverhead;
   x[KvHead] = target.kvHeadOverhead;
   x[ChunkedHead] = target.chunkedHeadOverhead;
+  x[RecurrentHead] = target.recurrentHeadOverhead;
   x[QkCall] = target.qkCallOverhead;
   x[QkMaskedCall] = target.qkMaskedCallOverhead;
   x[KvCall] = target.kvCallOverhead;
   x[ChunkedCall] = target.chunkedCallOverhead;
+  x[RecurrentCall] = target.recurrentCallOverhead;
   bool seen[NumUnknowns] = {};
   for (const auto &row : rows)
     for (int j = 0; j < NumUnknowns; ++j)
@@ -1014,9 +1022,12 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
     target.chunkedEfficiency = efficiency(Intra);
   if (seen[Feature])
     target.featureEfficiency = efficiency(Feature);
+  if (seen[Recurrent])
+    target.recurrentEfficiency = efficiency(Recurrent);
   // The per-call unknowns replace launch_overhead (per launch) once any
   // kind's is measured; a kind not measured keeps its fixed cost.
-  if (seen[QkCall] || seen[QkMaskedCall] || seen[KvCall] || seen[ChunkedCall]) {
+  if (seen[QkCall] || seen[QkMaskedCall] || seen[KvCall] || seen[ChunkedCall] ||
+      seen[RecurrentCall]) {
     double launch = target.launchOverhead;
     auto perCall = [&](Unknown j, double &field, int launches) {
       field = seen[j] ? x[j] : field + launches * launch;
@@ -1025,6 +1036,7 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
     perCall(QkMaskedCall, target.qkMaskedCallOverhead, 1);
     perCall(KvCall, target.kvCallOverhead, 2);
     perCall(ChunkedCall, target.chunkedCallOverhead, 2);
+    perCall(RecurrentCall, target.recurrentCallOverhead, 1);
     target.launchOverhead = 0;
   }
   if (seen[QkHead])
@@ -1035,6 +1047,8 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
     target.kvHeadOverhead = x[KvHead];
   if (seen[ChunkedHead])
     target.chunkedHeadOverhead = x[ChunkedHead];
+  if (seen[RecurrentHead])
+    target.recurrentHeadOverhead = x[RecurrentHead];
 
   // What the chunk formula misses per chunk size: the geometric mean of the
   // measured compute time (less the fixed costs) over the predicted one,

@@ -280,9 +280,7 @@ static std::string probeSpec(const Probe &probe) {
   if (probe.causal)
     os << "    mask = causal\n";
   if (probe.score == cost::Score::Kernel)
-    os << "    order = "
-       << (probe.order == cost::Order::QkFirst ? "qk_first" : "kv_first")
-       << "\n";
+    os << "    order = " << cost::toString(probe.order) << "\n";
   if (probe.chunk > 0)
     os << "    chunk = " << probe.chunk << "\n";
   os << "  }\n}\n";
@@ -305,7 +303,9 @@ static cost::TermShape probeShape(const Probe &probe) {
 static std::string probeLabel(const Probe &probe) {
   std::ostringstream os;
   os << scoreText(probe) << (probe.causal ? " causal " : " ")
-     << (probe.order == cost::Order::QkFirst ? "qk-first" : "kv-first");
+     << (probe.order == cost::Order::QkFirst   ? "qk-first"
+         : probe.order == cost::Order::KvFirst ? "kv-first"
+                                               : "recurrent");
   if (probe.chunk > 0)
     os << " c=" << probe.chunk;
   os << " H=" << probe.heads << " N=" << probe.length << " D=" << probe.dim;
@@ -332,6 +332,17 @@ static std::vector<Probe> probes() {
     add(Probe{"fixed costs", Score::Kernel, FeatureMap::Elu1, true,
               Order::KvFirst, 16, heads, length});
   }
+  // The recurrent order: its fixed costs at a few tokens, its rate at more
+  // (one head and eight, D = 64 and 128).
+  for (auto [heads, length] : {std::pair<int64_t, int64_t>{1, 16},
+                               {8, 16},
+                               {8, 32},
+                               {8, 256},
+                               {8, 1024}})
+    add(Probe{"recurrent", Score::Kernel, FeatureMap::Elu1, true,
+              Order::Recurrent, 0, heads, length});
+  add(Probe{"recurrent", Score::Kernel, FeatureMap::Elu1, true,
+            Order::Recurrent, 0, 8, 256, 128});
   for (int64_t n : {128, 512, 1024})
     add(Probe{"qk-first softmax", Score::Softmax, FeatureMap::None, false,
               Order::QkFirst, 0, 8, n});
@@ -567,6 +578,8 @@ bool compiler::calibrate(const CalibrateOptions &options,
       auto estimate = [&](const cost::Target &model) {
         if (list[i].order == cost::Order::QkFirst)
           return cost::estimateQkFirst(shape, model);
+        if (list[i].order == cost::Order::Recurrent)
+          return cost::estimateRecurrent(shape, model);
         return cost::estimateKvFirst(shape, model,
                                      list[i].chunk > 0
                                          ? std::optional<int64_t>(list[i].chunk)

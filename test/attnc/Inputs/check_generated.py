@@ -4,7 +4,7 @@ independent Python implementation of the documented generator
 (include/attn/Support/InputGenerator.h, docs/language.md):
 
     check_generated.py DIR --seed S [--normal a,b] [--projection E,F]
-                       [--omega W]
+                       [--omega W] [--uniform NAME:LO:HI,...] [--retention G]
 
   --normal a,b      DIR/a.npy ... are N(0, 1): Random(seedFor(S, name)).normal()
   --projection E,F  DIR/E.npy ... are N(0, 1/k), k = rows: the same stream
@@ -13,6 +13,10 @@ independent Python implementation of the documented generator
                     block of D rows, a D×D Gaussian G, then D Gaussian vectors
                     whose norms become the row lengths; G's rows are
                     orthonormalised by Gram-Schmidt (each projection twice)
+  --uniform g:0.9:1 DIR/g.npy is lo + (hi - lo) u, u = Random(seedFor(S,
+                    name)).uniform() (per-token decays in [0.9, 1), key
+                    weights in [0, 1))
+  --retention G     DIR/G.npy [H] is RetNet's 1 - 2^(-5-h) (no randomness)
 
 where seedFor(S, name) = mix(mix(S) ^ FNV-1a-64(name)), mix is splitmix64's
 finaliser, Random is xoshiro256** seeded by four splitmix64 outputs, and
@@ -125,6 +129,8 @@ def main():
     parser.add_argument("--normal", default="")
     parser.add_argument("--projection", default="")
     parser.add_argument("--omega", default="")
+    parser.add_argument("--uniform", default="")
+    parser.add_argument("--retention", default="")
     args = parser.parse_args()
     ok = True
     for name in filter(None, args.normal.split(",")):
@@ -141,6 +147,17 @@ def main():
         ok &= compare(args.directory, name,
                       orthogonal_gaussian(seed_for(args.seed, name), m, d),
                       1e-5)
+    for item in filter(None, args.uniform.split(",")):
+        name, lo, hi = item.split(":")
+        count = np.load(os.path.join(args.directory, name + ".npy")).size
+        random = Random(seed_for(args.seed, name))
+        expected = np.array([float(lo) + (float(hi) - float(lo)) * random.uniform()
+                             for _ in range(count)])
+        ok &= compare(args.directory, name, expected, 1e-6)
+    for name in filter(None, args.retention.split(",")):
+        heads = np.load(os.path.join(args.directory, name + ".npy")).size
+        ok &= compare(args.directory, name,
+                      1.0 - 2.0 ** (-5.0 - np.arange(heads)), 1e-7)
     return 0 if ok else 1
 
 

@@ -120,6 +120,9 @@ struct SelectOrderPass
       }
       else if (order == Order::QkFirst)
         selected = cost::chooseChunk(shape, costTarget, cost::Order::QkFirst);
+      else if (order == Order::Recurrent)
+        // Token by token: no chunk (the features are mapped per pass tile).
+        selected = std::nullopt;
       else
         // kv-first, or both orders behind a crossover: the kv-first chunk
         // (qk-first then uses its default key tile).
