@@ -648,6 +648,8 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
   work.projectionFlops = projection;
 
   double perHead = n * shape.featureDim + keys * (shape.featureDim + e) + n * e;
+  if (shape.state)
+    perHead += 2 * w * (e + 1);
   work.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   // A state pass, then a query pass.
@@ -695,6 +697,8 @@ Strategy cost::estimateRecurrent(const TermShape &shape, const Target &target) {
   // Q, K, V read and O written once; the state stays in cache between
   // tokens, and is written once per (batch, head) at most.
   double perHead = n * 2 * shape.featureDim + n * 2 * e + w * (e + 1);
+  if (shape.state)
+    perHead += w * (e + 1);
   work.bytes = perHead * heads * target.elementBytes;
   work.launches = 1;
   finish(strategy, target);
@@ -850,6 +854,11 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
     result.strategies.push_back(estimateRecurrent(shape, target));
     result.recurrentCrossoverN = recurrentCrossoverLength(shape, target);
   }
+  // A state in or out lives in the kv-first and recurrent forms only.
+  if (shape.state && result.strategies.size() > 2) {
+    result.strategies.erase(result.strategies.begin());
+    result.crossoverN = std::nullopt;
+  }
 
   // The fastest, and the runner-up to compare it with (ties keep the
   // earlier: qk-first, then kv-first).
@@ -874,7 +883,9 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
   if (winner.memorySeconds > winner.computeSeconds)
     reason << ", memory-bound";
   reason << ")";
-  if (result.crossoverN) {
+  if (shape.state)
+    reason << "; the state rules out qk-first";
+  else if (result.crossoverN) {
     reason << "; kv-first beats qk-first from N = " << *result.crossoverN
            << ", and N = " << shape.queries << " is "
            << (shape.queries >= *result.crossoverN ? "above" : "below")

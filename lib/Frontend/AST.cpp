@@ -91,6 +91,9 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
       os << "    decay " << term.decay.name << "\n";
     if (term.keyWeight.isSet())
       os << "    key_weight " << term.keyWeight.name << "\n";
+    if (term.stateIn.isSet())
+      os << "    state " << term.stateIn.name
+         << (term.normIn.isSet() ? ", " + term.normIn.name : "") << "\n";
     if (term.projectKeys.isSet())
       os << "    project " << term.projectKeys.name << ", "
          << term.projectValues.name << "\n";
@@ -98,4 +101,6 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
   os << "  Value " << spec.value.name << "\n";
   if (spec.gate.isSet())
     os << "  Gate " << spec.gate.name << "\n";
+  if (spec.outputState)
+    os << "  Output state\n";
 }

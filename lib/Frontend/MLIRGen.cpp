@@ -111,9 +111,15 @@ public:
         {dim(query, 0), dim(query, 1), dim(query, 2), dim(value, 3)},
         builder.getF32Type());
 
+    // `output state`: the final state (and, for rows, its norm) after O.
+    llvm::SmallVector<mlir::Type> resultTypes = {resultType};
+    if (spec.outputState)
+      for (mlir::Type type : stateTypes(spec.terms.front(), query, value))
+        resultTypes.push_back(type);
+
     auto func = mlir::func::FuncOp::create(
         builder, location(spec.loc), spec.name,
-        builder.getFunctionType(argTypes, {resultType}));
+        builder.getFunctionType(argTypes, resultTypes));
     mlir::Block *entry = func.addEntryBlock();
     for (auto [index, input] : llvm::enumerate(spec.inputs)) {
       func.setArgAttr(index, "attn.input", builder.getStringAttr(input.name));
@@ -122,8 +128,16 @@ public:
     builder.setInsertionPointToStart(entry);
 
     llvm::SmallVector<mlir::Value> terms;
-    for (const TermDecl &term : spec.terms)
-      terms.push_back(emitTerm(term, resultType));
+    llvm::SmallVector<mlir::Value> finalStates;
+    for (const TermDecl &term : spec.terms) {
+      llvm::SmallVector<mlir::Type> types = {resultType};
+      if (spec.outputState)
+        types.append(resultTypes.begin() + 1, resultTypes.end());
+      mlir::Operation *op = emitTerm(term, types);
+      terms.push_back(op->getResult(0));
+      for (mlir::Value state : op->getResults().drop_front())
+        finalStates.push_back(state);
+    }
 
     mlir::Value output = terms.front();
     if (terms.size() > 1 || spec.gate.isSet()) {
@@ -139,7 +153,9 @@ public:
       output = dialect::CombineOp::create(builder, location(spec.loc),
                                           resultType, terms, gate);
     }
-    mlir::func::ReturnOp::create(builder, location(spec.loc), output);
+    llvm::SmallVector<mlir::Value> returned = {output};
+    returned.append(finalStates.begin(), finalStates.end());
+    mlir::func::ReturnOp::create(builder, location(spec.loc), returned);
     return module;
   }
 
@@ -164,7 +180,32 @@ private:
     return mlir::RankedTensorType::get(shape, builder.getF32Type());
   }
 
-  mlir::Value emitTerm(const TermDecl &term, mlir::Type resultType) {
+  /// The final state's type [B, H, F, E] and, for rows, the norm's [B, H, F]
+  /// (F the feature width: D, 2D for cosFormer, m for FAVOR+, 2m for RFA).
+  llvm::SmallVector<mlir::Type> stateTypes(const TermDecl &term,
+                                           const InputDecl &query,
+                                           const InputDecl &value) {
+    int64_t d = dim(query, 3), width = d;
+    auto twice = [](int64_t x) {
+      return mlir::ShapedType::isDynamic(x) ? x : 2 * x;
+    };
+    if (term.featureMap == FeatureMap::CosFormer)
+      width = twice(d);
+    if (term.omega.isSet()) {
+      int64_t m = dim(*spec.findInput(term.omega.name), 0);
+      width = term.featureMap == FeatureMap::Rfa ? twice(m) : m;
+    }
+    mlir::Type f32 = builder.getF32Type();
+    llvm::SmallVector<mlir::Type> types = {mlir::RankedTensorType::get(
+        {dim(query, 0), dim(query, 1), width, dim(value, 3)}, f32)};
+    if (term.normalizer == Normalizer::Rows ||
+        term.normalizer == Normalizer::Default)
+      types.push_back(mlir::RankedTensorType::get(
+          {dim(query, 0), dim(query, 1), width}, f32));
+    return types;
+  }
+
+  mlir::Operation *emitTerm(const TermDecl &term, mlir::TypeRange resultTypes) {
     auto lookup = [&](const InputRef &ref) {
       return ref.isSet() ? arguments.at(ref.name) : mlir::Value();
     };
@@ -188,14 +229,20 @@ private:
     if (term.chunk)
       chunk = builder.getI64IntegerAttr(*term.chunk);
     auto op = dialect::TermOp::create(
-        builder, loc, resultType, lookup(term.query), lookup(term.key),
+        builder, loc, resultTypes, lookup(term.query), lookup(term.key),
         arguments.at(spec.value.name), lookup(term.omega),
         lookup(term.projectKeys), lookup(term.projectValues),
-        lookup(term.decay), lookup(term.keyWeight), convert(*term.score),
-        featureMap, mask, normalizer, floatAttr(term.scale),
-        floatAttr(term.eps), floatAttr(term.decayRate), convert(term.order),
-        chunk, /*crossover=*/mlir::IntegerAttr());
-    return op.getResult();
+        lookup(term.decay), lookup(term.keyWeight), lookup(term.stateIn),
+        lookup(term.normIn),
+        dialect::ScoreAttr::get(&context, convert(*term.score)), featureMap,
+        mask, normalizer, floatAttr(term.scale), floatAttr(term.eps),
+        floatAttr(term.decayRate),
+        dialect::OrderAttr::get(&context, convert(term.order)), chunk,
+        /*crossover=*/mlir::IntegerAttr());
+    int32_t states = static_cast<int32_t>(resultTypes.size()) - 1;
+    op.getProperties().resultSegmentSizes = {1, states > 0 ? 1 : 0,
+                                             states > 1 ? 1 : 0};
+    return op.getOperation();
   }
 
   mlir::MLIRContext &context;

@@ -331,8 +331,8 @@ private:
 
   bool parseItem(Spec &spec) {
     if (!token.is(TokenKind::Identifier))
-      return failHere("expected a declaration (dim, input, term, value or "
-                      "gate), found " +
+      return failHere("expected a declaration (dim, input, term, value, "
+                      "gate or output), found " +
                       describe(token));
     if (token.isIdent("dim"))
       return parseDim(spec);
@@ -349,9 +349,22 @@ private:
       return expectPunct('=', isValue ? "after 'value'" : "after 'gate'") &&
              parseInputRef(ref, "an input name");
     }
+    if (token.isIdent("output")) {
+      if (spec.outputState)
+        return failHere("duplicate 'output state'");
+      spec.outputStateLoc = token.loc;
+      consume();
+      if (!token.isIdent("state"))
+        return failHere("expected 'state' after 'output' (the final state of "
+                        "the spec's term), found " +
+                        describe(token));
+      consume();
+      spec.outputState = true;
+      return true;
+    }
     return failHere("unknown declaration '" + token.text + "'" +
-                    suggest(token.text,
-                            {"dim", "input", "term", "value", "gate"}));
+                    suggest(token.text, {"dim", "input", "term", "value",
+                                         "gate", "output"}));
   }
 
   bool parseDim(Spec &spec) {
@@ -427,8 +440,9 @@ private:
 
   static const std::vector<std::string> &termSettings() {
     static const std::vector<std::string> keywords = {
-        "query", "key",   "score", "mask",    "normalizer", "scale",     "eps",
-        "order", "chunk", "omega", "project", "decay",      "key_weight"};
+        "query",   "key",   "score",      "mask",  "normalizer",
+        "scale",   "eps",   "order",      "chunk", "omega",
+        "project", "decay", "key_weight", "state"};
     return keywords;
   }
   static bool isTermSetting(const std::string &word) {
@@ -465,6 +479,14 @@ private:
       return parseInputRef(term.omega, "an input name");
     if (keyword == "key_weight")
       return parseInputRef(term.keyWeight, "an input name");
+    if (keyword == "state") {
+      if (!parseInputRef(term.stateIn, "the state input S0"))
+        return false;
+      if (!token.isPunct(','))
+        return true;
+      consume();
+      return parseInputRef(term.normIn, "the normaliser state input z0");
+    }
     if (keyword == "decay") {
       term.decayLoc = token.loc;
       if (token.is(TokenKind::Identifier))

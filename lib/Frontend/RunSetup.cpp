@@ -44,6 +44,13 @@ static bool isKeyWeight(const Spec &spec, const std::string &name) {
   return false;
 }
 
+static bool isNormState(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.normIn.name == name)
+      return true;
+  return false;
+}
+
 static bool isProjection(const Spec &spec, const std::string &name) {
   for (const TermDecl &term : spec.terms)
     if (term.projectKeys.name == name || term.projectValues.name == name)
@@ -86,6 +93,10 @@ bool attn::frontend::generateInputs(const Spec &spec, const SizeBindings &sizes,
       array.data = inputs::uniform(inputSeed, count, 0.9, 1.0);
     else if (isKeyWeight(spec, input.name))
       array.data = inputs::uniform(inputSeed, count, 0.0, 1.0);
+    else if (isNormState(spec, input.name))
+      // z0 sums the features of earlier keys: positive, as a state of
+      // non-negative features is (S0 is N(0, 1) like any input).
+      array.data = inputs::uniform(inputSeed, count, 0.0, 4.0);
     else if (isProjection(spec, input.name))
       // Linformer's E and F average over the sequence: N(0, 1/k).
       array.data = inputs::gaussian(inputSeed, count,
@@ -135,6 +146,10 @@ reference::Problem attn::frontend::buildProblem(const Spec &spec,
     }
     if (decl.keyWeight.isSet())
       term.keyWeight = arrays.at(decl.keyWeight.name).data.data();
+    if (decl.stateIn.isSet())
+      term.initialState = arrays.at(decl.stateIn.name).data.data();
+    if (decl.normIn.isSet())
+      term.initialNorm = arrays.at(decl.normIn.name).data.data();
     if (decl.projectKeys.isSet()) {
       const npy::Array &e = arrays.at(decl.projectKeys.name);
       term.projectedLength = e.shape[0];

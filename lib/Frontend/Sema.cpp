@@ -19,8 +19,8 @@ public:
   Checker(Spec &spec, Diagnostic &error) : spec(spec), error(error) {}
 
   bool run() {
-    return checkDims() && checkInputs() && checkTerms() && checkValueAndGate() &&
-           checkAllInputsUsed();
+    return checkDims() && checkInputs() && checkTerms() &&
+           checkValueAndGate() && checkOutputs() && checkAllInputsUsed();
   }
 
 private:
@@ -149,6 +149,13 @@ private:
           !resolve(term.keyWeight, "", term.loc, 3, "the key weight" + of,
                    "[B, H, M]"))
         return false;
+      if (term.stateIn.isSet() && !resolve(term.stateIn, "", term.loc, 4,
+                                           "the state S0" + of, "[B, H, F, E]"))
+        return false;
+      if (term.normIn.isSet() &&
+          !resolve(term.normIn, "", term.loc, 3, "the normaliser state z0" + of,
+                   "[B, H, F]"))
+        return false;
       if (term.projectKeys.isSet() &&
           (!resolve(term.projectKeys, "", term.loc, 2,
                     "the key projection E" + of, "[k, M]") ||
@@ -166,6 +173,21 @@ private:
     if (spec.gate.isSet() &&
         !resolve(spec.gate, "", spec.loc, 4, "the gate input", "[B, H, N, E]"))
       return false;
+    return true;
+  }
+
+  /// `output state` returns one term's state: the spec has exactly one
+  /// term and no gate (the state is the term's, not the combination's).
+  bool checkOutputs() {
+    if (!spec.outputState)
+      return true;
+    if (spec.terms.size() != 1)
+      return fail(spec.outputStateLoc,
+                  "'output state' needs a spec with one term, but it has " +
+                      std::to_string(spec.terms.size()));
+    if (spec.gate.isSet())
+      return fail(spec.outputStateLoc,
+                  "'output state' is not allowed with a gate");
     return true;
   }
 

@@ -363,6 +363,58 @@ static std::string validateDecay(const Problem &problem, const Term &term) {
   return "";
 }
 
+/// "[a, b, c, d]", the index of a bad element of a [B, H, F, E] state.
+static std::string formatIndex(int64_t b, int64_t h, int64_t f, int64_t e) {
+  return "[" + std::to_string(b) + ", " + std::to_string(h) + ", " +
+         std::to_string(f) + ", " + std::to_string(e) + "]";
+}
+
+/// The state-in half of validateTerm() (DESIGN §1.2 "State in / out"). Runs
+/// last, so the mask, feature-map and size checks have passed. Like the
+/// decay checks it reads the buffers: a NaN or inf in S0 or z0 would reach
+/// every row.
+static std::string validateState(const Problem &problem, const Term &term) {
+  if (!term.initialState && !term.initialNorm)
+    return "";
+  if (!term.initialState)
+    return "an initial norm needs an initial state";
+  if (term.score != Score::Kernel)
+    return std::string("a state needs a kernel score, got ") +
+           toString(term.score);
+  // Causal also rules out a projection: validateTerm() rejects projections
+  // under any mask but `none`.
+  if (term.mask.kind != MaskKind::Causal)
+    return std::string("a state needs a causal mask, got ") +
+           toString(term.mask.kind);
+  // §1.2's recurrent form defines only these two; `length` would need the
+  // count of the keys the state stands for.
+  const Normalizer normalizer = effectiveNormalizer(term);
+  if (normalizer != Normalizer::Rows && normalizer != Normalizer::None)
+    return std::string("a state needs the rows or none normalizer, got ") +
+           toString(normalizer);
+  const int64_t width = featureWidth(term), e = problem.valueDim;
+  if (!productFits({problem.batch, problem.heads, width, e}))
+    return "initial state [B, H, F, E] is too large";
+  for (int64_t b = 0; b < problem.batch; ++b)
+    for (int64_t h = 0; h < problem.heads; ++h)
+      for (int64_t f = 0; f < width; ++f) {
+        const int64_t row = (b * problem.heads + h) * width + f;
+        for (int64_t c = 0; c < e; ++c) {
+          const double s = term.initialState[row * e + c];
+          if (!std::isfinite(s))
+            return "initial state " + formatIndex(b, h, f, c) +
+                   " must be finite, got " + formatNumber(s);
+        }
+        if (term.initialNorm) {
+          const double z = term.initialNorm[row];
+          if (!std::isfinite(z))
+            return "initial norm " + formatIndex(b, h, f) +
+                   " must be finite, got " + formatNumber(z);
+        }
+      }
+  return "";
+}
+
 /// The per-term half of validate(); returns "" or a message without the
 /// "term N: " prefix.
 static std::string validateTerm(const Problem &problem, const Term &term) {
@@ -436,7 +488,10 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
   if (!productFits({problem.batch, problem.heads, n, term.featureDim}) ||
       !productFits({problem.batch, problem.heads, m, term.featureDim}))
     return "q or k is too large";
-  return validateDecay(problem, term);
+  std::string message = validateDecay(problem, term);
+  if (!message.empty())
+    return message;
+  return validateState(problem, term);
 }
 
 std::string reference::validate(const Problem &problem) {
@@ -493,6 +548,14 @@ static void accumulateTerm(const Problem &problem, const Term &term,
       return term.decayPerHead[slice % problem.heads];
     return *term.decayRate;
   };
+  // §1.2's state in, S0 [F, E] and z0 [F] of this slice (validate() allows
+  // them only on causal kernel terms).
+  const int64_t stateWidth = featureWidth(term);
+  const float *initialState =
+      term.initialState ? term.initialState + slice * stateWidth * e : nullptr;
+  const float *initialNorm = term.initialState && term.initialNorm
+                                 ? term.initialNorm + slice * stateWidth
+                                 : nullptr;
 
   // The keys and values this term attends over, widened to double. With a
   // Linformer projection they are E·K and F·V (both along the sequence),
@@ -539,8 +602,13 @@ static void accumulateTerm(const Problem &problem, const Term &term,
   std::vector<double> query(static_cast<size_t>(dim));
   std::vector<double> weights(static_cast<size_t>(numKeys));
   std::vector<char> unmasked(static_cast<size_t>(numKeys));
+  // D_i = Π_{t=0..i} g_t, the weight of the state in at row i, as the same
+  // literal product the pairs use (1 without decay).
+  double stateDecay = 1.0;
 
   for (int64_t i = 0; i < n; ++i) {
+    if (hasDecay)
+      stateDecay *= decayAt(i);
     for (int64_t d = 0; d < dim; ++d)
       query[d] = q[i * dim + d];
     std::vector<double> queryFeatures;
@@ -591,8 +659,9 @@ static void accumulateTerm(const Problem &problem, const Term &term,
       }
     }
     // No unmasked key: the row contributes 0. For softmax this is also what
-    // keeps exp(−inf − (−inf)) = NaN out of the output.
-    if (count == 0)
+    // keeps exp(−inf − (−inf)) = NaN out of the output. A state in counts as
+    // visible (it only exists under causal masks, where j = i always is).
+    if (count == 0 && !initialState)
       continue;
 
     double sum = 0.0;
@@ -606,6 +675,13 @@ static void accumulateTerm(const Problem &problem, const Term &term,
         weights[j] = r * r;
       }
       sum += weights[j];
+    }
+    // The state's share of Σ_j w_ij: D_i · φ(q_i)·z0.
+    if (initialNorm) {
+      double stateSum = 0.0;
+      for (int64_t f = 0; f < stateWidth; ++f)
+        stateSum += queryFeatures[f] * static_cast<double>(initialNorm[f]);
+      sum += stateDecay * stateSum;
     }
 
     double z = 1.0;
@@ -630,6 +706,14 @@ static void accumulateTerm(const Problem &problem, const Term &term,
       for (int64_t j = 0; j < numKeys; ++j)
         if (unmasked[j])
           numerator += weights[j] * values[j * e + c];
+      // The state's share of the numerator: D_i · φ(q_i)ᵀ S0.
+      if (initialState) {
+        double stateNumerator = 0.0;
+        for (int64_t f = 0; f < stateWidth; ++f)
+          stateNumerator +=
+              queryFeatures[f] * static_cast<double>(initialState[f * e + c]);
+        numerator += stateDecay * stateNumerator;
+      }
       acc[i * e + c] += numerator / z;
     }
   }
@@ -685,6 +769,89 @@ std::string reference::evaluate(const Problem &problem, float *out) {
       const double gate =
           problem.gate ? static_cast<double>(problem.gate[base + idx]) : 1.0;
       out[base + idx] = static_cast<float>(gate * acc[idx]);
+    }
+  }
+  return "";
+}
+
+std::string reference::finalState(const Problem &problem, size_t termIndex,
+                                  float *state, float *norm) {
+  std::string message = validate(problem);
+  if (!message.empty())
+    return message;
+  if (termIndex >= problem.terms.size())
+    return "term " + std::to_string(termIndex) +
+           " does not exist (the spec has " +
+           std::to_string(problem.terms.size()) + ")";
+  const Term &term = problem.terms[termIndex];
+  const std::string prefix = "term " + std::to_string(termIndex) + ": ";
+  if (term.score != Score::Kernel || term.mask.kind != MaskKind::Causal)
+    return prefix +
+           "a final state needs a kernel term with a causal mask, got " +
+           toString(term.score) + " with a " + toString(term.mask.kind) +
+           " mask";
+  if (!state)
+    return "state buffer is null";
+
+  // validate() passed: N == M, no projection, and every size fits.
+  const int64_t n = problem.queries, e = problem.valueDim;
+  const int64_t dim = term.featureDim, width = featureWidth(term);
+  const int64_t slices = problem.batch * problem.heads;
+  const bool hasDecay =
+      term.decayRate || term.decayPerHead || term.decayPerToken;
+  std::vector<double> accState(static_cast<size_t>(width * e));
+  std::vector<double> accNorm(static_cast<size_t>(width));
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    const float *k = term.k + slice * n * dim;
+    const float *v = problem.v + slice * n * e;
+    const float *keyWeight =
+        term.keyWeight ? term.keyWeight + slice * n : nullptr;
+    const float *decayPerToken =
+        term.decayPerToken ? term.decayPerToken + slice * n : nullptr;
+    auto decayAt = [&](int64_t t) -> double {
+      if (decayPerToken)
+        return decayPerToken[t];
+      if (term.decayPerHead)
+        return term.decayPerHead[slice % problem.heads];
+      return *term.decayRate;
+    };
+    std::fill(accState.begin(), accState.end(), 0.0);
+    std::fill(accNorm.begin(), accNorm.end(), 0.0);
+    // Walk j down from N − 1 so that d = d_{N−1,j} = Π_{t=j+1..N−1} g_t is
+    // the literal product (d_{N−1,N−1} = 1, then d_{N−1,j−1} = d · g_j);
+    // after j = 0 it is Π_{t=0..N−1} g_t, the weight of the state in.
+    double decay = 1.0;
+    for (int64_t j = n - 1; j >= 0; --j) {
+      const double kappa = keyWeight ? static_cast<double>(keyWeight[j]) : 1.0;
+      const double weight = decay * kappa;
+      std::vector<double> phi = applyFeatureMap(term, k + j * dim, j, n);
+      for (int64_t f = 0; f < width; ++f) {
+        accNorm[f] += weight * phi[f];
+        for (int64_t c = 0; c < e; ++c)
+          accState[f * e + c] +=
+              weight * phi[f] * static_cast<double>(v[j * e + c]);
+      }
+      if (hasDecay)
+        decay *= decayAt(j);
+    }
+    const float *initialState =
+        term.initialState ? term.initialState + slice * width * e : nullptr;
+    const float *initialNorm = term.initialState && term.initialNorm
+                                   ? term.initialNorm + slice * width
+                                   : nullptr;
+    for (int64_t f = 0; f < width; ++f) {
+      for (int64_t c = 0; c < e; ++c) {
+        double s = accState[f * e + c];
+        if (initialState)
+          s += decay * static_cast<double>(initialState[f * e + c]);
+        state[(slice * width + f) * e + c] = static_cast<float>(s);
+      }
+      if (norm) {
+        double z = accNorm[f];
+        if (initialNorm)
+          z += decay * static_cast<double>(initialNorm[f]);
+        norm[slice * width + f] = static_cast<float>(z);
+      }
     }
   }
   return "";

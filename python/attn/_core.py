@@ -612,7 +612,9 @@ def _roles(spec_text):
         projections.update((e, f))
     decays = set(re.findall(r"\bdecay\s*=\s*([A-Za-z_]\w*)", text))
     key_weights = set(re.findall(r"\bkey_weight\s*=\s*([A-Za-z_]\w*)", text))
-    return omegas, projections, decays, key_weights
+    # z0 of `state = S0, z0`: positive, like key weights (scaled below).
+    norm_states = set(re.findall(r"\bstate\s*=\s*[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)", text))
+    return omegas, projections, decays, key_weights, norm_states
 
 
 def _orthogonal_gaussian(rng, m, d):
@@ -656,7 +658,7 @@ def random_inputs(kernel, sizes=None, seed=0):
             )
         if not _is_int(sizes[name]) or sizes[name] < 1:
             raise ValueError("sizes: %s must be a positive int, got %r" % (name, sizes[name]))
-    omegas, projections, decays, key_weights = _roles(kernel._spec())
+    omegas, projections, decays, key_weights, norm_states = _roles(kernel._spec())
     rng = np.random.default_rng(seed)
     result = {}
     for name in kernel.inputs:
@@ -671,6 +673,8 @@ def random_inputs(kernel, sizes=None, seed=0):
             arr = rng.uniform(0.9, 1.0, shape)
         elif name in key_weights:
             arr = rng.uniform(0.0, 1.0, shape)
+        elif name in norm_states:
+            arr = rng.uniform(0.0, 4.0, shape)
         else:
             arr = rng.standard_normal(shape)
         result[name] = np.ascontiguousarray(arr, dtype=np.float32)

@@ -1579,10 +1579,12 @@ bool insertOp(Ctx &c) {
       r + " = \"attn.term\"(" + q + ") <{score = #attn.score<softmax>}> : (" +
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
-          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}> : (" +
+          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, "
+          "resultSegmentSizes = array<i32: 1, 0, 0>}> : (" +
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
-          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score "
+          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, "
+          "resultSegmentSizes = array<i32: 1, 0, 0>, score "
           "= "
           "#attn.score<kernel>}> : (" +
           qt + ") -> " + t,

@@ -229,7 +229,8 @@ void checkParsed(const Spec &spec, const Locations &locations) {
     }
     for (const InputRef *ref :
          {&term.query, &term.key, &term.omega, &term.projectKeys,
-          &term.projectValues, &term.decay, &term.keyWeight})
+          &term.projectValues, &term.decay, &term.keyWeight, &term.stateIn,
+          &term.normIn})
       if (ref->isSet())
         locations.check(ref->loc, "reference '" + ref->name + "'" + of);
   }
@@ -280,6 +281,10 @@ void checkChecked(const Spec &spec, const Locations &locations) {
     }
     if (term.keyWeight.isSet())
       resolved(term.keyWeight, 3, "key weight" + of);
+    if (term.stateIn.isSet())
+      resolved(term.stateIn, 4, "state" + of);
+    if (term.normIn.isSet())
+      resolved(term.normIn, 3, "normaliser state" + of);
     if (term.projectKeys.isSet()) {
       resolved(term.projectKeys, 2, "E" + of);
       resolved(term.projectValues, 2, "F" + of);

@@ -398,11 +398,36 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   out.shape = outputShape(problem);
   out.data.resize(problem.batch * problem.heads * problem.queries *
                   problem.valueDim);
+  // `output state`: the final state (and norm) after the output, shaped as
+  // the generated function returns them; saved as state.npy and
+  // norm_state.npy.
+  std::vector<npy::Array> states;
+  const char *const stateNames[] = {"state", "norm_state"};
+  if (spec.outputState) {
+    auto func = *module->getOps<mlir::func::FuncOp>().begin();
+    for (mlir::Type type : func.getFunctionType().getResults().drop_front()) {
+      npy::Array state;
+      size_t count = 1;
+      for (int64_t size : llvm::cast<mlir::RankedTensorType>(type).getShape()) {
+        if (mlir::ShapedType::isDynamic(size))
+          return userError("'output state' needs a static feature width");
+        state.shape.push_back(size);
+        count *= static_cast<size_t>(size);
+      }
+      state.data.resize(count);
+      states.push_back(std::move(state));
+    }
+  }
 
   npy::Array expected;
+  std::vector<npy::Array> expectedStates = states;
   if (useReference || checkResult) {
     expected = out;
     std::string error = reference::evaluate(problem, expected.data.data());
+    if (error.empty() && !expectedStates.empty())
+      error = reference::finalState(
+          problem, 0, expectedStates[0].data.data(),
+          expectedStates.size() > 1 ? expectedStates[1].data.data() : nullptr);
     if (!error.empty())
       return userError("the reference evaluator rejects the problem: " +
                        error);
@@ -413,6 +438,7 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
                           {"mode", useReference ? "reference" : "compiled"}};
   if (useReference) {
     out = expected;
+    states = expectedStates;
   } else {
     std::optional<CompilerOptions> selected = selectOptions(optionError);
     if (!selected)
@@ -426,7 +452,13 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
     for (const InputDecl &input : spec.inputs)
       arrays.push_back(const_cast<float *>(inputs.get(input.name).data.data()));
     arrays.push_back(out.data.data());
+    for (npy::Array &state : states)
+      arrays.push_back(state.data.data());
     std::optional<DeviceArrays> device;
+    if (onDevice && !states.empty())
+      return userError("cannot run '" + spec.name +
+                       "' on the GPU: 'output state' runs on the CPU and "
+                       "with --emulate-gpu only, for now");
     if (onDevice) {
       auto gpuError = [&] {
         return userError(std::string("cannot run '") + spec.name +
@@ -514,15 +546,41 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
                       "tolerance\n";
       status = 1;
     }
+    for (size_t i = 0; i < states.size(); ++i) {
+      Comparison stateComparison = compareWithReference(
+          states[i].data, expectedStates[i].data, tolerance);
+      json[std::string("check_") + stateNames[i]] =
+          llvm::json::Object{{"max_abs_error", stateComparison.maxAbsError},
+                             {"max_rel_error", stateComparison.maxRelError},
+                             {"ok", stateComparison.ok}};
+      if (!jsonOutput)
+        llvm::outs() << llvm::formatv(
+            "attnc: {0}: {1} against the reference evaluator: max abs error "
+            "{2:e2}, max rel error {3:e2}: {4}\n",
+            spec.name, stateNames[i], stateComparison.maxAbsError,
+            stateComparison.maxRelError, stateComparison.ok ? "ok" : "FAILED");
+      if (!stateComparison.ok) {
+        llvm::errs() << "attnc: error: '" << spec.name << "' " << stateNames[i]
+                     << " differs from the reference evaluator\n";
+        status = 1;
+      }
+    }
   }
 
   if (!saveDir.empty()) {
     if (spec.findInput("out"))
       return userError("--save writes the output to out.npy, which would "
                        "overwrite the input 'out'; rename that input");
+    for (const char *name : stateNames)
+      if (spec.outputState && spec.findInput(name))
+        return userError(std::string("--save writes the final state to ") +
+                         name + ".npy, which would overwrite the input '" +
+                         name + "'; rename that input");
     std::string error = inputs.save(saveDir);
     if (error.empty())
       error = npy::write(saveDir + "/out.npy", out);
+    for (size_t i = 0; i < states.size() && error.empty(); ++i)
+      error = npy::write(saveDir + "/" + stateNames[i] + ".npy", states[i]);
     if (!error.empty())
       return userError(error);
   }

@@ -41,6 +41,8 @@ struct TermShape {
   int64_t projectedLength = 0; ///< Linformer k (0 = no projection).
   /// A decay (DESIGN §1.2): every weight carries exp(Λ_i − Λ_j).
   bool decay = false;
+  /// A state in or out (DESIGN §1.2): read and written once per head.
+  bool state = false;
 
   /// Width of the vectors whose dot product gives the weight: D for softmax
   /// and relu2, φ's width for kernel terms (D, m, or 2D for cosFormer).

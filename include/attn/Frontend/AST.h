@@ -90,6 +90,10 @@ struct TermDecl {
   InputRef decay;
   SourceLocation decayLoc;
   InputRef keyWeight; ///< κ [B, H, M], DESIGN §1.2.
+  /// `state = S0` or `state = S0, z0` (DESIGN §1.2, causal kernel terms):
+  /// S0 [B, H, F, E] and, for the rows normaliser, z0 [B, H, F].
+  InputRef stateIn;
+  InputRef normIn;
 };
 
 /// A whole spec: `attention NAME { dims, inputs, terms, value, gate }`.
@@ -101,6 +105,10 @@ struct Spec {
   std::vector<TermDecl> terms;
   InputRef value; ///< Defaults to the input named `v`.
   InputRef gate;  ///< Optional.
+  /// `output state`: the spec also returns the final state of its one term,
+  /// S_{N-1} [B, H, F, E] (and z_{N-1} [B, H, F] for rows).
+  bool outputState = false;
+  SourceLocation outputStateLoc;
 
   const DimDecl *findDim(const std::string &name) const;
   const InputDecl *findInput(const std::string &name) const;

@@ -94,6 +94,17 @@ struct Term {
   /// Kernel terms only: κ_j, a weight per key ([B, H, M]) multiplying w_ij.
   const float *keyWeight = nullptr;
 
+  /// State in (DESIGN §1.2; Kernel terms under Causal, no projection, with
+  /// the Rows or None normaliser): S0 [B, H, F, E] and z0 [B, H, F], with
+  /// F = featureWidth(term) and E = Problem::valueDim, stand for keys before
+  /// position 0. Query i sees them with weight D_i = Π_{t=0..i} g_t (1
+  /// without decay): its numerator gains D_i·φ(q_i)ᵀS0 and, for Rows, its
+  /// Σ_j w_ij gains D_i·φ(q_i)·z0. A null initialNorm means z0 = 0; it needs
+  /// initialState, and the None normaliser ignores it. finalState() returns
+  /// the matching state out.
+  const float *initialState = nullptr; ///< S0 [B, H, F, E]
+  const float *initialNorm = nullptr;  ///< z0 [B, H, F]
+
   /// Linformer only: the projected length k (0 = no projection), and the
   /// projections E [k, M] (applied to K) and F [k, M] (applied to V).
   int64_t projectedLength = 0;
@@ -149,6 +160,23 @@ uint64_t workspaceBytes(const Problem &problem);
 /// Returns validate()'s message, without touching \p out, when \p problem is
 /// invalid; an empty string on success.
 std::string evaluate(const Problem &problem, float *out);
+
+/// The state out of term \p term (DESIGN §1.2 "State in / out"), which must
+/// be a Kernel term with a Causal mask: for every (b, h) slice, over the N
+/// tokens of \p problem,
+///   S_{N−1} = (Π_{t=0..N−1} g_t)·S0 + Σ_j d_{N−1,j} κ_j φ(k_j, j) v_jᵀ
+/// into \p state ([B, H, F, E], f32) and
+///   z_{N−1} = (Π_{t=0..N−1} g_t)·z0 + Σ_j d_{N−1,j} κ_j φ(k_j, j)
+/// into \p norm ([B, H, F], f32), skipped when \p norm is null; S0 and z0
+/// are the term's initialState and initialNorm, 0 when null. Accumulates in
+/// double. Passing the result as initialState / initialNorm of the same term
+/// over the following tokens continues one pass over all of them (for maps
+/// whose φ does not depend on the position, i.e. all but cosFormer). Returns
+/// validate()'s message, or another one-line message, without touching the
+/// outputs, when the problem is invalid or the term does not qualify; an
+/// empty string on success.
+std::string finalState(const Problem &problem, size_t term, float *state,
+                       float *norm);
 
 } // namespace reference
 } // namespace attn

@@ -41,9 +41,11 @@ static std::optional<unsigned> argumentIndex(Value value, func::FuncOp func) {
 FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
                                                const EntryNaming *naming) {
   FunctionType type = func.getFunctionType();
-  if (type.getNumResults() != 1)
+  // The output, and with `output state` the final state and its norm.
+  if (type.getNumResults() < 1 || type.getNumResults() > 3)
     return func.emitError("the C entry point needs a function with one "
-                          "result (the output), found ")
+                          "result (the output) and at most the final state "
+                          "and its norm after it, found ")
            << type.getNumResults();
   SmallVector<RankedTensorType> argTypes;
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults())) {
@@ -173,6 +175,29 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
   out.shape = {(*q0)[0], (*q0)[1], (*q0)[2], (*v)[3]};
   out.isOutput = true;
   abi.arrays.push_back(out);
+  // `output state` (DESIGN §1.2): the final state [B, H, F, E] and, for
+  // rows, its norm [B, H, F], after the output.
+  for (auto [index, value] : llvm::enumerate(ret.getOperands().drop_front())) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (index > 1 || !first.getFinalState() || type.getRank() < 3)
+      return func.emitError("the C entry point returns the output and the "
+                            "term's final state only");
+    int64_t width = type.getDimSize(2);
+    if (ShapedType::isDynamic(width))
+      return func.emitError("the C entry point needs a static feature width "
+                            "for the final state, got ")
+             << type;
+    AbiArray state;
+    state.name = index == 0 ? "state" : "norm_state";
+    state.cName = cName(state.name);
+    Extent f;
+    f.value = width;
+    state.shape = {(*q0)[0], (*q0)[1], f};
+    if (index == 0)
+      state.shape.push_back((*v)[3]);
+    state.isOutput = true;
+    abi.arrays.push_back(state);
+  }
   for (const std::string &dim : abi.dynamicSizes)
     abi.dynamicCNames.push_back(cName(dim));
 

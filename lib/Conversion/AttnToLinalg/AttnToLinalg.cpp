@@ -97,6 +97,12 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
     plan.order = Order::QkFirst;
   if (!op.hasProductForm())
     plan.order = Order::QkFirst;
+  // A state lives in the kv-first and recurrent forms only (C14): no
+  // run-time switch to qk-first.
+  if (op.hasState() && plan.order != Order::Recurrent) {
+    plan.order = Order::KvFirst;
+    plan.crossover = 0;
+  }
 
   // The term's chunk is the qk-first tile (query rows and keys) only when
   // the term says qk_first: attn-select-order then chose it for qk-first.
@@ -136,7 +142,11 @@ static Value twice(LinalgBuilder &b, Value x) {
 static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
                                       bool staticTiles) {
   TermOperands term;
-  term.resultType = cast<RankedTensorType>(op.getType());
+  term.resultType = op.getResult().getType();
+  term.initialState = op.getInitialState();
+  term.initialNorm = op.getInitialNorm();
+  term.returnsState = op.getFinalState() != nullptr;
+  term.returnsNorm = op.getFinalNorm() != nullptr;
   term.score = op.getScore();
   Value q = op.getQuery();
   Value k = op.getKey();
@@ -178,16 +188,17 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
 }
 
 static Value lowerKvFirstAny(LinalgBuilder &b, const TermOperands &term,
-                             const TermPlan &plan) {
+                             const TermPlan &plan,
+                             FinalStates *finalStates = nullptr) {
   if (term.mask == MaskKind::None)
     return lowerKvFirst(b, term, plan.kvFirst);
-  return lowerKvFirstChunked(b, term, plan.chunked);
+  return lowerKvFirstChunked(b, term, plan.chunked, finalStates);
 }
 
 /// Emits the term's strategies as \p plan says and returns its [B, H, N, E]
 /// value.
 static Value lowerTerm(LinalgBuilder &b, const TermOperands &term,
-                       const TermPlan &plan) {
+                       const TermPlan &plan, FinalStates *finalStates) {
   if (plan.order == Order::Auto) {
     ImplicitLocOpBuilder &ib = b.b;
     Value threshold = b.index(plan.crossover);
@@ -203,9 +214,9 @@ static Value lowerTerm(LinalgBuilder &b, const TermOperands &term,
     return ifOp.getResult(0);
   }
   if (plan.order == Order::KvFirst)
-    return lowerKvFirstAny(b, term, plan);
+    return lowerKvFirstAny(b, term, plan, finalStates);
   if (plan.order == Order::Recurrent)
-    return lowerRecurrent(b, term, plan.recurrent);
+    return lowerRecurrent(b, term, plan.recurrent, finalStates);
   return lowerQkFirst(b, term, plan.qkFirst);
 }
 
@@ -227,7 +238,13 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
     LinalgBuilder b(ib);
     const TermOperands term = buildTermOperands(b, op, staticTiles);
     const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);
-    rewriter.replaceOp(op, lowerTerm(b, term, plan));
+    FinalStates finalStates;
+    SmallVector<Value> results = {lowerTerm(b, term, plan, &finalStates)};
+    if (finalStates.state)
+      results.push_back(finalStates.state);
+    if (finalStates.norm)
+      results.push_back(finalStates.norm);
+    rewriter.replaceOp(op, results);
     return success();
   }
 

@@ -124,7 +124,8 @@ static Value scaleByScalarExp(LinalgBuilder &inner, Value target, Value x) {
 }
 
 Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
-                                     const ChunkPlan &plan) {
+                                     const ChunkPlan &plan,
+                                     FinalStates *finalStates) {
   const int64_t chunk = plan.chunk;
   Value batch = term.batch, heads = term.heads, width = term.width,
         valueDim = term.valueDim;
@@ -150,20 +151,20 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
   }
   Value outRows = staticTiles ? padded : term.queries;
 
-  Value out = b.empty({batch, heads, outRows, valueDim});
+  SmallVector<Value> outs = {b.empty({batch, heads, outRows, valueDim})};
+  appendStateOutputs(b, term, outs);
   auto forall =
       scf::ForallOp::create(ob,
                             ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
                                                    LinalgBuilder::ofr(heads)},
-                            ValueRange{out}, std::nullopt);
+                            outs, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(ob);
     ob.setInsertionPoint(forall.getTerminator());
     Value bi = forall.getInductionVars()[0];
     Value hi = forall.getInductionVars()[1];
-    // S_0 = 0, z_0 = 0
-    Value state = b.filled({width, valueDim}, 0.0);
-    Value norm = b.filled({width}, 0.0);
+    // S_0 = S0 (0 without a state in), z_0 = z0
+    auto [state, norm] = initialStates(b, term, bi, hi);
     // This head's rows of the output, filled chunk by chunk.
     Value headOut;
     if (staticTiles) {
@@ -348,6 +349,10 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
         {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
          LinalgBuilder::ofr(valueDim)},
         SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    insertFinalStates(ob, forall, term, 1, bi, hi, loop.getResult(0),
+                      loop.getResult(1));
   }
+  if (finalStates)
+    *finalStates = finalStatesOf(forall, term, 1);
   return termResult(b, term, forall.getResult(0), staticTiles);
 }

@@ -546,3 +546,62 @@ Value to_linalg::termResult(LinalgBuilder &b, const TermOperands &term,
   return tensor::ExtractSliceOp::create(ib, term.resultType, out, offsets,
                                         sizes, strides);
 }
+
+std::pair<Value, Value> to_linalg::initialStates(LinalgBuilder &b,
+                                                 const TermOperands &term,
+                                                 Value bi, Value hi) {
+  if (!term.initialState)
+    return {b.filled({term.width, term.valueDim}, 0.0),
+            b.filled({term.width}, 0.0)};
+  ImplicitLocOpBuilder &ib = b.b;
+  auto own = [&](Value slice) -> Value {
+    return bufferization::AllocTensorOp::create(
+        ib, cast<RankedTensorType>(slice.getType()), ValueRange(), slice);
+  };
+  Value state = own(b.tile2d(term.initialState, bi, hi, b.index(0), term.width,
+                             term.valueDim));
+  // Without a norm state (the none normaliser) z is unused: zeros.
+  Value norm = term.initialNorm
+                   ? own(b.tile1d(term.initialNorm, bi, hi, term.width))
+                   : b.filled({term.width}, 0.0);
+  return {state, norm};
+}
+
+void to_linalg::appendStateOutputs(LinalgBuilder &b, const TermOperands &term,
+                                   SmallVectorImpl<Value> &outs) {
+  if (term.returnsState)
+    outs.push_back(
+        b.empty({term.batch, term.heads, term.width, term.valueDim}));
+  if (term.returnsNorm)
+    outs.push_back(b.empty({term.batch, term.heads, term.width}));
+}
+
+void to_linalg::insertFinalStates(ImplicitLocOpBuilder &ob,
+                                  scf::ForallOp forall,
+                                  const TermOperands &term, unsigned first,
+                                  Value bi, Value hi, Value state, Value norm) {
+  if (term.returnsState)
+    tensor::ParallelInsertSliceOp::create(
+        ob, state, forall.getRegionIterArgs()[first],
+        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
+        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(term.width),
+         LinalgBuilder::ofr(term.valueDim)},
+        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+  if (term.returnsNorm)
+    tensor::ParallelInsertSliceOp::create(
+        ob, norm, forall.getRegionIterArgs()[first + 1],
+        {bi, hi, ob.getIndexAttr(0)},
+        {ob.getIndexAttr(1), ob.getIndexAttr(1),
+         LinalgBuilder::ofr(term.width)},
+        SmallVector<OpFoldResult>(3, ob.getIndexAttr(1)));
+}
+
+FinalStates to_linalg::finalStatesOf(scf::ForallOp forall,
+                                     const TermOperands &term, unsigned first) {
+  FinalStates states;
+  if (term.returnsState)
+    states.state = forall.getResult(first);
+  if (term.returnsNorm)
+    states.norm = forall.getResult(first + 1);
+  return states;
+}

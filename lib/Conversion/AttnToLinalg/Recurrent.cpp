@@ -49,7 +49,8 @@ static Value elementOf(LinalgBuilder &b, Value vector, Value r) {
 }
 
 Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
-                                const RecurrentTiles &tiles) {
+                                const RecurrentTiles &tiles,
+                                FinalStates *finalStates) {
   const int64_t tile = tiles.tile;
   const bool staticTiles = tiles.staticTiles;
   Value batch = term.batch, heads = term.heads, width = term.width,
@@ -69,20 +70,20 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
     paddedV = b.padRows(term.values, padded);
   }
   Value outRows = staticTiles ? padded : term.queries;
-  Value out = b.empty({batch, heads, outRows, valueDim});
+  SmallVector<Value> outs = {b.empty({batch, heads, outRows, valueDim})};
+  appendStateOutputs(b, term, outs);
   auto forall =
       scf::ForallOp::create(ob,
                             ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
                                                    LinalgBuilder::ofr(heads)},
-                            ValueRange{out}, std::nullopt);
+                            outs, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(ob);
     ob.setInsertionPoint(forall.getTerminator());
     Value bi = forall.getInductionVars()[0];
     Value hi = forall.getInductionVars()[1];
-    // S_{-1} = 0, z_{-1} = 0
-    Value state = b.filled({width, valueDim}, 0.0);
-    Value norm = b.filled({width}, 0.0);
+    // S_{-1} = S0 (0 without a state in), z_{-1} = z0
+    auto [state, norm] = initialStates(b, term, bi, hi);
     Value headOut;
     if (staticTiles) {
       headOut = b.empty({padded, valueDim});
@@ -240,6 +241,10 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
         {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
          LinalgBuilder::ofr(valueDim)},
         SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    insertFinalStates(ob, forall, term, 1, bi, hi, tiles.getResult(0),
+                      tiles.getResult(1));
   }
+  if (finalStates)
+    *finalStates = finalStatesOf(forall, term, 1);
   return termResult(b, term, forall.getResult(0), staticTiles);
 }

@@ -23,6 +23,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <utility>
@@ -176,7 +177,33 @@ struct TermOperands {
   Normalizer normalizer = Normalizer::Rows;
   double eps = 0.0;
   DecayOperands decay;
+  /// DESIGN §1.2's state in (S0 [B, H, W, E], z0 [B, H, W] or null) and
+  /// whether the term returns its final state (and norm).
+  Value initialState, initialNorm;
+  bool returnsState = false, returnsNorm = false;
 };
+
+/// The final states a term returns: S [B, H, W, E] and (rows) z [B, H, W].
+struct FinalStates {
+  Value state, norm;
+};
+
+/// The state a (batch, head) starts from: copies of its [W, E] and [W]
+/// slices of S0 and z0 (the loops update them in place), or zeros.
+std::pair<Value, Value>
+initialStates(LinalgBuilder &b, const TermOperands &term, Value bi, Value hi);
+/// The shared outputs [B, H, W, E] (and [B, H, W]) of the final states,
+/// appended to \p outs when the term returns them.
+void appendStateOutputs(LinalgBuilder &b, const TermOperands &term,
+                        SmallVectorImpl<Value> &outs);
+/// Inserts (bi, hi)'s final \p state and \p norm into the forall's shared
+/// outputs \p first and \p first + 1 (at the terminator's insertion point).
+void insertFinalStates(ImplicitLocOpBuilder &ob, scf::ForallOp forall,
+                       const TermOperands &term, unsigned first, Value bi,
+                       Value hi, Value state, Value norm);
+/// The forall's final-state results from \p first on.
+FinalStates finalStatesOf(scf::ForallOp forall, const TermOperands &term,
+                          unsigned first);
 
 //===----------------------------------------------------------------------===//
 // Decay and key weights (Decay.cpp)
@@ -424,7 +451,8 @@ struct ChunkPlan {
 ChunkPlan planChunks(MaskKind mask, int64_t block,
                      std::optional<int64_t> termChunk, int64_t defaultChunk);
 Value lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
-                          const ChunkPlan &plan);
+                          const ChunkPlan &plan,
+                          FinalStates *finalStates = nullptr);
 
 /// The recurrent order (causal kernel terms): per (batch, head) the tokens
 /// one by one, their features mapped `tile` rows at a time.
@@ -433,7 +461,8 @@ struct RecurrentTiles {
   bool staticTiles;
 };
 Value lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
-                     const RecurrentTiles &tiles);
+                     const RecurrentTiles &tiles,
+                     FinalStates *finalStates = nullptr);
 
 } // namespace to_linalg
 } // namespace attn

@@ -102,7 +102,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C3: a kernel term needs a feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'kernel' needs a feature map (identity, relu, elu1, favor_plus, cosformer or rfa)}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -111,7 +111,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a softmax term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'softmax' takes no feature map, got 'relu'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -120,7 +120,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a relu2 term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'relu2' takes no feature map, got 'identity'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -165,7 +165,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C4: omega is only for favor_plus (not for softmax either)
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op omega is only used by feature maps 'favor_plus' and 'rfa'}}
-  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -291,7 +291,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C7: projection needs both E and F (only E)
 func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -300,7 +300,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8x
 // C7: projection needs both E and F (only F)
 func.func @f(%q: tensor<1x2x16x8xf32>, %f: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -840,7 +840,7 @@ func.func @f(%t: tensor<1x2x16x8xf32>, %g: tensor<1x2x?x8xf32>) -> tensor<1x2x16
 // error, not a read past the operands.
 func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 3}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -849,7 +849,7 @@ func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // No query, and a group of two keys.
 func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 0}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -858,7 +858,7 @@ func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // C12: a decay is a number or an operand, not both
 func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op decay is either a number or an operand, not both}}
-  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -1012,5 +1012,59 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op order 'recurrent' needs mask 'causal', but the mask is 'block_causal'}}
   %0 = attn.term kernel relu (%q, %q, %q) mask block_causal(4) order recurrent : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C14: a state needs the causal mask
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<1x2x8x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op a state needs a 'kernel' term with mask 'causal' and no projection}}
+  %0 = attn.term kernel relu (%q, %q, %q) state(%s : tensor<1x2x8x8xf32>) normalizer none : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C14: not qk-first
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<1x2x8x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op a state needs order 'kv_first' or 'recurrent' (or 'auto'), not 'qk_first'}}
+  %0 = attn.term kernel relu (%q, %q, %q) state(%s : tensor<1x2x8x8xf32>) mask causal normalizer none order qk_first : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C14: rows carries the norm state z0
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<1x2x8x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op state needs the normaliser state z [B, H, F] with the 'rows' normalizer}}
+  %0 = attn.term kernel relu (%q, %q, %q) state(%s : tensor<1x2x8x8xf32>) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C14: F is the feature width (2D for cosformer)
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<1x2x8x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op state S has feature width F = 8 but the feature map gives 16}}
+  %0 = attn.term kernel cosformer (%q, %q, %q) state(%s : tensor<1x2x8x8xf32>) mask causal normalizer none : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C14: the final state's value size E
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op final_state S has value size E = 4 but value has value size E = 8}}
+  %0, %1 = attn.term kernel relu (%q, %q, %q) final_state mask causal normalizer none : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x8x4xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// The final state's types follow the clause
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'final_state' needs the output and the final state types (and the norm's for rows), got 1}}
+  %0 = attn.term kernel relu (%q, %q, %q) final_state mask causal normalizer none : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }

@@ -460,3 +460,12 @@ func.func @recurrent(%q: !t, %k: !t, %v: !t) -> !t {
   %o = attn.term kernel elu1 (%q, %k, %v) mask causal order recurrent : !t, !t, !t -> !t
   return %o : !t
 }
+
+// State in and out (DESIGN §1.2): S0 [B, H, F, E] and z0 [B, H, F] for rows,
+// the final state and norm after the output.
+// CHECK-LABEL: func.func @state_in_out(
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}} = attn.term kernel elu1 (%{{.*}}, %{{.*}}, %{{.*}}) state(%{{.*}}, %{{.*}} : tensor<1x2x8x8xf32>, tensor<1x2x8xf32>) final_state mask causal order recurrent : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>{{$}}
+func.func @state_in_out(%q: !t, %k: !t, %v: !t, %s: tensor<1x2x8x8xf32>, %z: tensor<1x2x8xf32>) -> (!t, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>) {
+  %o, %s1, %z1 = attn.term kernel elu1 (%q, %k, %v) state(%s, %z : tensor<1x2x8x8xf32>, tensor<1x2x8xf32>) final_state mask causal order recurrent : !t, !t, !t -> !t, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
+  return %o, %s1, %z1 : !t, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
+}

@@ -1267,6 +1267,228 @@ TEST(ReferenceDecay, RfaGatedFormMatchesRecurrence) {
 }
 
 //===----------------------------------------------------------------------===//
+// State in / out (DESIGN §1.2)
+//===----------------------------------------------------------------------===//
+
+TEST(ReferenceState, StateInOverTwoTokensByHand) {
+  // N = M = 2, identity, D = E = 1, causal, q = [1, 2], k = [1, 1],
+  // v = [10, 100], S0 = 4, z0 = 2. Row i gains D_i·q_i·S0 in its numerator
+  // and D_i·q_i·z0 in Σ w, D_i = Π_{t=0..i} g_t.
+  // Constant g = 0.5: D = [0.5, 0.25], w_10 = d_10 q_1 k_0 = 1, w_11 = 2.
+  //   row 0: num = 1·10 + 0.5·1·4 = 12,           Σ w = 1 + 0.5·1·2 = 2
+  //   row 1: num = 1·10 + 2·100 + 0.25·2·4 = 212, Σ w = 1 + 2 + 0.25·2·2 = 4
+  // none: [12, 212]; rows (ε = 0): [6, 53].
+  const std::vector<float> q = {1, 2}, k = {1, 1}, v = {10, 100};
+  const std::vector<float> s0 = {4}, z0 = {2};
+  Problem p = makeProblem(2, 2, 1, v);
+  Term term = decayTerm(q, k);
+  term.decayRate = 0.5;
+  term.initialState = s0.data();
+  term.initialNorm = z0.data();
+  term.normalizer = Normalizer::None;
+  p.terms.push_back(term);
+  expectAllClose(run(p), {12, 212});
+  p.terms[0].normalizer = Normalizer::Rows;
+  p.terms[0].eps = 0.0;
+  expectAllClose(run(p), {6, 53});
+
+  // No initial norm: z0 = 0, so Σ w = [1, 3]: [12, 212/3].
+  p.terms[0].initialNorm = nullptr;
+  expectAllClose(run(p), {12, 212.0 / 3.0});
+  p.terms[0].initialNorm = z0.data();
+
+  // Per token, g = [0.5, 0.25]: unlike the pairs, the state sees g_0.
+  // D = [0.5, 0.125], w_10 = g_1·2·1 = 0.5, w_11 = 2:
+  //   row 0: as above, 12 and Σ w = 2
+  //   row 1: num = 0.5·10 + 2·100 + 0.125·2·4 = 206,
+  //          Σ w = 0.5 + 2 + 0.125·2·2 = 3
+  const std::vector<float> g = {0.5f, 0.25f};
+  p.terms[0].decayRate.reset();
+  p.terms[0].decayPerToken = g.data();
+  expectAllClose(run(p), {6, 206.0 / 3.0});
+  p.terms[0].normalizer = Normalizer::None;
+  expectAllClose(run(p), {12, 206});
+
+  // No decay: D = [1, 1], w_10 = w_11 = 2.
+  //   row 0: num = 10 + 4 = 14,          Σ w = 1 + 2 = 3
+  //   row 1: num = 20 + 200 + 8 = 228,   Σ w = 2 + 2 + 4 = 8
+  p.terms[0].decayPerToken = nullptr;
+  expectAllClose(run(p), {14, 228});
+  p.terms[0].normalizer = Normalizer::Rows;
+  expectAllClose(run(p), {14.0 / 3.0, 28.5});
+
+  // The zero-normaliser rule still holds: z0 = −1 cancels row 0's
+  // Σ w = 1 + 1·(−1) = 0 (ε = 0), so row 0 is 0 although its numerator is
+  // 14. Row 1: Σ w = 4 − 2 = 2 → 228/2.
+  const std::vector<float> negative = {-1};
+  p.terms[0].initialNorm = negative.data();
+  expectAllClose(run(p), {0, 114});
+}
+
+TEST(ReferenceState, FinalStateThreeTokensByHand) {
+  // N = M = 3, identity, D = F = 2, E = 2, causal, κ = [1, 2, 4],
+  // k = [[1, 0], [0, 1], [1, 1]], v = [[1, −1], [10, −10], [100, −100]],
+  // S0 = [[8, 0], [16, 8]], z0 = [8, 0].
+  // Constant g = 0.5: d_{2,j} = [0.25, 0.5, 1], Π_{t=0..2} g_t = 0.125.
+  //   S[:, 0] = 0.125·[8, 16] + 0.25·1·[1, 0]·1 + 0.5·2·[0, 1]·10
+  //             + 4·[1, 1]·100 = [401.25, 412]
+  //   S[:, 1] = 0.125·[0, 8] − (the same key terms) = [−400.25, −409]
+  //   z = 0.125·[8, 0] + [0.25, 0] + [0, 1] + [4, 4] = [5.25, 5]
+  // State layout [F, E]: [S00, S01, S10, S11].
+  const std::vector<float> q(6, 1.0f);
+  const std::vector<float> k = {1, 0, 0, 1, 1, 1};
+  const std::vector<float> v = {1, -1, 10, -10, 100, -100};
+  const std::vector<float> kappa = {1, 2, 4};
+  const std::vector<float> s0 = {8, 0, 16, 8}, z0 = {8, 0};
+  Problem p = makeProblem(3, 3, 2, v);
+  Term term = makeTerm(Score::Kernel, FeatureMap::Identity, 2, q, k);
+  term.mask = mask(MaskKind::Causal);
+  term.decayRate = 0.5;
+  term.keyWeight = kappa.data();
+  term.initialState = s0.data();
+  term.initialNorm = z0.data();
+  p.terms.push_back(term);
+  std::vector<float> state(4, -12345.0f), norm(2, -12345.0f);
+  ASSERT_EQ(finalState(p, 0, state.data(), norm.data()), "");
+  expectAllClose(state, {401.25, -400.25, 412, -409});
+  expectAllClose(norm, {5.25, 5});
+
+  // A null norm is skipped; the state is unchanged.
+  std::fill(state.begin(), state.end(), -12345.0f);
+  ASSERT_EQ(finalState(p, 0, state.data(), nullptr), "");
+  expectAllClose(state, {401.25, -400.25, 412, -409});
+
+  // No state in: only the keys, S = [[400.25, −400.25], [410, −410]],
+  // z = [4.25, 5].
+  p.terms[0].initialState = nullptr;
+  p.terms[0].initialNorm = nullptr;
+  ASSERT_EQ(finalState(p, 0, state.data(), norm.data()), "");
+  expectAllClose(state, {400.25, -400.25, 410, -410});
+  expectAllClose(norm, {4.25, 5});
+
+  // Per token, g = [0.5, 0.25, 0.125], with the state back:
+  // d_{2,j} = [g_1 g_2 = 1/32, g_2 = 1/8, 1], Π_{t=0..2} g_t = 1/64.
+  //   S[:, 0] = [8, 16]/64 + [1/32, 0] + [0, 2.5] + [400, 400]
+  //           = [400.15625, 402.75]
+  //   S[:, 1] = [0, 8]/64 − [1/32, 0] − [0, 2.5] − [400, 400]
+  //           = [−400.03125, −402.375]
+  //   z = [8, 0]/64 + [1/32, 0] + [0, 0.25] + [4, 4] = [4.15625, 4.25]
+  const std::vector<float> g = {0.5f, 0.25f, 0.125f};
+  p.terms[0].initialState = s0.data();
+  p.terms[0].initialNorm = z0.data();
+  p.terms[0].decayRate.reset();
+  p.terms[0].decayPerToken = g.data();
+  ASSERT_EQ(finalState(p, 0, state.data(), norm.data()), "");
+  expectAllClose(state, {400.15625, -400.03125, 402.75, -402.375});
+  expectAllClose(norm, {4.15625, 4.25});
+}
+
+/// Tokens [from, to) of a [slices, length, width] buffer.
+std::vector<float> tokenRange(const std::vector<float> &x, int64_t slices,
+                              int64_t length, int64_t width, int64_t from,
+                              int64_t to) {
+  std::vector<float> result;
+  for (int64_t s = 0; s < slices; ++s)
+    result.insert(result.end(), x.begin() + (s * length + from) * width,
+                  x.begin() + (s * length + to) * width);
+  return result;
+}
+
+TEST(ReferenceState, PrefillThenStepMatchesOnePass) {
+  // §1.2: prefill of tokens 0..s−1 returning its state, then the same term
+  // on tokens s..N with that state, equals one pass over N + 1 tokens. The
+  // brief's case is s = N = 5 (one decoding step); every split is checked.
+  // B = 1, H = 2, N + 1 = 6 tokens, elu1, D = 3, E = 2, per-token g and κ.
+  // The final states are also checked against §1.2's recurrence
+  // S_i = g_i S_{i−1} + κ_i φ(k_i) v_iᵀ, z_i = g_i z_{i−1} + κ_i φ(k_i),
+  // written here from its definition.
+  const int64_t h = 2, total = 6, dim = 3, e = 2;
+  std::vector<float> q(h * total * dim), k(h * total * dim), v(h * total * e),
+      g(h * total), kappa(h * total);
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = 0.25f * float(int(i * 7 % 9) - 4);
+    k[i] = 0.375f * float(int(i * 5 % 7) - 3);
+  }
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = 0.5f * float(int(i * 3 % 11)) - 2.0f;
+  for (size_t i = 0; i < g.size(); ++i) {
+    g[i] = 0.125f * float(1 + i * 5 % 8); // in [0.125, 1]
+    kappa[i] = 0.25f * float(1 + i * 3 % 7);
+  }
+  auto elu1 = [](double x) { return x > 0.0 ? x + 1.0 : std::exp(x); };
+
+  // The recurrence's S_{total−1} [H, D, E] and z_{total−1} [H, D].
+  std::vector<double> recState(h * dim * e, 0.0), recNorm(h * dim, 0.0);
+  for (int64_t hh = 0; hh < h; ++hh)
+    for (int64_t i = 0; i < total; ++i) {
+      const int64_t row = hh * total + i;
+      for (int64_t d = 0; d < dim; ++d) {
+        const double phiK = elu1(k[row * dim + d]);
+        double &z = recNorm[hh * dim + d];
+        z = g[row] * z + kappa[row] * phiK;
+        for (int64_t c = 0; c < e; ++c) {
+          double &s = recState[(hh * dim + d) * e + c];
+          s = g[row] * s + kappa[row] * phiK * v[row * e + c];
+        }
+      }
+    }
+
+  for (Normalizer normalizer : {Normalizer::Rows, Normalizer::None}) {
+    SCOPED_TRACE(toString(normalizer));
+    auto problemOver = [&](int64_t from, int64_t to,
+                           std::vector<std::vector<float>> &storage) {
+      storage = {tokenRange(q, h, total, dim, from, to),
+                 tokenRange(k, h, total, dim, from, to),
+                 tokenRange(v, h, total, e, from, to),
+                 tokenRange(g, h, total, 1, from, to),
+                 tokenRange(kappa, h, total, 1, from, to)};
+      Problem p = makeProblem(to - from, to - from, e, storage[2]);
+      p.heads = h;
+      Term term = makeTerm(Score::Kernel, FeatureMap::Elu1, dim, storage[0],
+                           storage[1]);
+      term.mask = mask(MaskKind::Causal);
+      term.normalizer = normalizer;
+      term.decayPerToken = storage[3].data();
+      term.keyWeight = storage[4].data();
+      p.terms.push_back(term);
+      return p;
+    };
+
+    std::vector<std::vector<float>> fullStorage;
+    Problem full = problemOver(0, total, fullStorage);
+    const std::vector<float> fullOut = run(full);
+    std::vector<float> fullState(h * dim * e), fullNorm(h * dim);
+    ASSERT_EQ(finalState(full, 0, fullState.data(), fullNorm.data()), "");
+    expectAllClose(fullState, recState, 1e-6);
+    expectAllClose(fullNorm, recNorm, 1e-6);
+
+    for (int64_t split = 1; split < total; ++split) {
+      SCOPED_TRACE("split " + std::to_string(split));
+      std::vector<std::vector<float>> prefixStorage, suffixStorage;
+      Problem prefix = problemOver(0, split, prefixStorage);
+      std::vector<float> state(h * dim * e), norm(h * dim);
+      ASSERT_EQ(finalState(prefix, 0, state.data(), norm.data()), "");
+
+      Problem suffix = problemOver(split, total, suffixStorage);
+      suffix.terms[0].initialState = state.data();
+      suffix.terms[0].initialNorm = norm.data();
+      const std::vector<float> out = run(suffix);
+      std::vector<double> expected;
+      for (float x : tokenRange(fullOut, h, total, e, split, total))
+        expected.push_back(x);
+      expectAllClose(out, expected, 1e-6);
+
+      // The state carried on through the suffix is the one-pass state.
+      std::vector<float> chainedState(h * dim * e), chainedNorm(h * dim);
+      ASSERT_EQ(finalState(suffix, 0, chainedState.data(), chainedNorm.data()),
+                "");
+      expectAllClose(chainedState, recState, 1e-6);
+      expectAllClose(chainedNorm, recNorm, 1e-6);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Rows without keys
 //===----------------------------------------------------------------------===//
 
@@ -2008,6 +2230,81 @@ TEST(ReferenceValidate, DecayAndKeyWeightMessages) {
   p.terms[0].score = Score::Relu2;
   p.terms[0].featureMap = FeatureMap::None;
   EXPECT_EQ(validate(p), "term 0: key weight needs a kernel score, got relu2");
+}
+
+TEST(ReferenceValidate, StateMessages) {
+  // The exact wording of the state-in checks, and of finalState()'s own.
+  // kernelCausal(): B = H = 1, N = M = 3, identity, D = F = 2, E = 2.
+  ValidFixture f;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> state = {1, 2, 3, 4}, norm = {1, 2};
+  Problem p = f.kernelCausal();
+  p.terms[0].initialState = state.data();
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].initialNorm = norm.data();
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].normalizer = Normalizer::None;
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].decayRate = 0.5;
+  EXPECT_EQ(validate(p), "");
+  p.terms[0].normalizer = Normalizer::Length;
+  p.terms[0].decayRate.reset();
+  EXPECT_EQ(validate(p), "term 0: a state needs the rows or none normalizer, "
+                         "got length");
+
+  p = f.kernelCausal();
+  p.terms[0].initialNorm = norm.data();
+  EXPECT_EQ(validate(p), "term 0: an initial norm needs an initial state");
+  p.terms[0].initialState = state.data();
+  p.terms[0].mask = mask(MaskKind::BlockCausal, 2);
+  EXPECT_EQ(validate(p), "term 0: a state needs a causal mask, got "
+                         "block_causal");
+  p.terms[0].mask = mask(MaskKind::None);
+  EXPECT_EQ(validate(p), "term 0: a state needs a causal mask, got none");
+  // A projection needs the `none` mask, so the mask check covers it.
+  p.terms[0].projectedLength = 3;
+  p.terms[0].projectKeys = f.proj.data();
+  p.terms[0].projectValues = f.proj.data();
+  EXPECT_EQ(validate(p), "term 0: a state needs a causal mask, got none");
+
+  p = f.problem();
+  p.terms[0].mask = mask(MaskKind::Causal);
+  p.terms[0].initialState = state.data();
+  EXPECT_EQ(validate(p), "term 0: a state needs a kernel score, got softmax");
+
+  p = f.kernelCausal();
+  p.terms[0].initialState = state.data();
+  p.terms[0].initialNorm = norm.data();
+  state[2] = inf; // [b, h, f, e] = [0, 0, 1, 0]
+  EXPECT_EQ(validate(p),
+            "term 0: initial state [0, 0, 1, 0] must be finite, got inf");
+  state[2] = 3;
+  norm[1] = -inf;
+  EXPECT_EQ(validate(p),
+            "term 0: initial norm [0, 0, 1] must be finite, got -inf");
+  norm[1] = 2;
+
+  // finalState(): validate()'s message first, then its own checks; the
+  // outputs stay untouched on every error.
+  std::vector<float> out(4, -7.0f), outNorm(2, -7.0f);
+  norm[0] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(finalState(p, 0, out.data(), outNorm.data()),
+            "term 0: initial norm [0, 0, 0] must be finite, got nan");
+  norm[0] = 1;
+  EXPECT_EQ(finalState(p, 1, out.data(), outNorm.data()),
+            "term 1 does not exist (the spec has 1)");
+  EXPECT_EQ(finalState(p, 0, nullptr, outNorm.data()), "state buffer is null");
+  p.terms[0].initialState = nullptr;
+  p.terms[0].initialNorm = nullptr;
+  p.terms[0].mask = mask(MaskKind::BlockCausal, 2);
+  EXPECT_EQ(finalState(p, 0, out.data(), outNorm.data()),
+            "term 0: a final state needs a kernel term with a causal mask, "
+            "got kernel with a block_causal mask");
+  EXPECT_EQ(finalState(f.problem(), 0, out.data(), outNorm.data()),
+            "term 0: a final state needs a kernel term with a causal mask, "
+            "got softmax with a none mask");
+  EXPECT_EQ(out, std::vector<float>(4, -7.0f));
+  EXPECT_EQ(outNorm, std::vector<float>(2, -7.0f));
 }
 
 TEST(ReferenceValidate, RandomFeatureMessages) {

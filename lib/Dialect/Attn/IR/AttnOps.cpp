@@ -71,6 +71,10 @@ std::optional<double> TermOp::getEffectiveScale() {
 //            | `crossover` integer
 //            | `decay` (float | `(` %g `:` type `)`)
 //            | `key_weight` `(` %w `:` type `)`
+//            | `state` `(` %s [`,` %z] `:` type [`,` type] `)`
+//            | `final_state`
+//
+//   and `-> type(result) [, type(final_state) [, type(final_norm)]]`.
 
 namespace {
 /// Parses `keyword` as the enum \p EnumT via \p symbolize, reporting the
@@ -125,15 +129,18 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
 
   std::optional<OpAsmParser::UnresolvedOperand> omega, keyProj, valueProj,
-      decay, keyWeight;
-  Type omegaType, keyProjType, valueProjType, decayType, keyWeightType;
+      decay, keyWeight, initialState, initialNorm;
+  Type omegaType, keyProjType, valueProjType, decayType, keyWeightType,
+      initialStateType, initialNormType;
+  bool finalState = false;
   llvm::StringSet<> seen;
   while (true) {
     SMLoc loc = parser.getCurrentLocation();
     StringRef clause;
     if (parser.parseOptionalKeyword(
             &clause, {"omega", "project", "mask", "normalizer", "scale", "eps",
-                      "order", "chunk", "crossover", "decay", "key_weight"}))
+                      "order", "chunk", "crossover", "decay", "key_weight",
+                      "state", "final_state"}))
       break;
     if (!seen.insert(clause).second)
       return parser.emitError(loc) << "duplicate '" << clause << "' clause";
@@ -154,6 +161,24 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
           return failure();
         props.decay_rate = builder.getF64FloatAttr(number);
       }
+    } else if (clause == "final_state") {
+      finalState = true;
+    } else if (clause == "state") {
+      initialState.emplace();
+      if (parser.parseLParen() || parser.parseOperand(*initialState))
+        return failure();
+      if (succeeded(parser.parseOptionalComma())) {
+        initialNorm.emplace();
+        if (parser.parseOperand(*initialNorm))
+          return failure();
+      }
+      if (parser.parseColonType(initialStateType))
+        return failure();
+      if (initialNorm &&
+          (parser.parseComma() || parser.parseType(initialNormType)))
+        return failure();
+      if (parser.parseRParen())
+        return failure();
     } else if (clause == "key_weight") {
       keyWeight.emplace();
       if (parser.parseLParen() || parser.parseOperand(*keyWeight) ||
@@ -211,20 +236,32 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   // The clauses are the only spelling of the op's own attributes, so that a
   // stray dictionary entry cannot silently override one.
-  for (StringRef name :
-       {"score", "feature_map", "mask", "normalizer", "scale", "eps", "order",
-        "chunk", "crossover", "decay_rate", "operandSegmentSizes"})
+  for (StringRef name : {"score", "feature_map", "mask", "normalizer", "scale",
+                         "eps", "order", "chunk", "crossover", "decay_rate",
+                         "operandSegmentSizes", "resultSegmentSizes"})
     if (result.attributes.get(name))
       return parser.emitError(attrLoc)
              << "'" << name << "' must be written as a clause, not in the "
                 "attribute dictionary";
 
-  Type queryType, keyType, valueType, resultType;
+  Type queryType, keyType, valueType;
+  SmallVector<Type> resultTypes;
+  SMLoc resultsLoc;
   if (parser.parseColonType(queryType) || parser.parseComma() ||
       parser.parseType(keyType) || parser.parseComma() ||
-      parser.parseType(valueType) || parser.parseArrow() ||
-      parser.parseType(resultType))
+      parser.parseType(valueType) || parser.parseArrow())
     return failure();
+  resultsLoc = parser.getCurrentLocation();
+  if (parser.parseTypeList(resultTypes))
+    return failure();
+  // The output, then with `final_state` the state and (rows) its norm.
+  if (finalState ? resultTypes.size() < 2 || resultTypes.size() > 3
+                 : resultTypes.size() != 1)
+    return parser.emitError(resultsLoc)
+           << (finalState ? "'final_state' needs the output and the final "
+                            "state types (and the norm's for rows), got "
+                          : "expected one result type (the output), got ")
+           << resultTypes.size();
 
   if (parser.resolveOperand(query, queryType, result.operands) ||
       parser.resolveOperand(key, keyType, result.operands) ||
@@ -242,11 +279,27 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
   if (keyWeight &&
       parser.resolveOperand(*keyWeight, keyWeightType, result.operands))
     return failure();
+  if (initialState &&
+      parser.resolveOperand(*initialState, initialStateType, result.operands))
+    return failure();
+  if (initialNorm &&
+      parser.resolveOperand(*initialNorm, initialNormType, result.operands))
+    return failure();
 
   int32_t hasOmega = omega ? 1 : 0, hasProj = keyProj ? 1 : 0;
-  props.operandSegmentSizes = {
-      1, 1, 1, hasOmega, hasProj, hasProj, decay ? 1 : 0, keyWeight ? 1 : 0};
-  result.addTypes(resultType);
+  props.operandSegmentSizes = {1,
+                               1,
+                               1,
+                               hasOmega,
+                               hasProj,
+                               hasProj,
+                               decay ? 1 : 0,
+                               keyWeight ? 1 : 0,
+                               initialState ? 1 : 0,
+                               initialNorm ? 1 : 0};
+  int32_t extra = static_cast<int32_t>(resultTypes.size()) - 1;
+  props.resultSegmentSizes = {1, extra > 0 ? 1 : 0, extra > 1 ? 1 : 0};
+  result.addTypes(resultTypes);
   return success();
 }
 
@@ -271,6 +324,17 @@ void TermOp::print(OpAsmPrinter &printer) {
   if (Value keyWeight = getKeyWeight())
     printer << " key_weight(" << keyWeight << " : " << keyWeight.getType()
             << ")";
+  if (Value state = getInitialState()) {
+    printer << " state(" << state;
+    if (Value norm = getInitialNorm())
+      printer << ", " << norm;
+    printer << " : " << state.getType();
+    if (Value norm = getInitialNorm())
+      printer << ", " << norm.getType();
+    printer << ")";
+  }
+  if (getFinalState())
+    printer << " final_state";
   if (std::optional<MaskAttr> mask = getMask()) {
     printer << " mask ";
     printMaskClause(printer, *mask);
@@ -297,9 +361,13 @@ void TermOp::print(OpAsmPrinter &printer) {
       {getScoreAttrName(), getFeatureMapAttrName(), getMaskAttrName(),
        getNormalizerAttrName(), getScaleAttrName(), getEpsAttrName(),
        getOrderAttrName(), getChunkAttrName(), getCrossoverAttrName(),
-       getDecayRateAttrName(), "operandSegmentSizes"});
-  printer << " : " << getQuery().getType() << ", " << getKey().getType()
-          << ", " << getValue().getType() << " -> " << getType();
+       getDecayRateAttrName(), "operandSegmentSizes", "resultSegmentSizes"});
+  printer << " : " << getQuery().getType() << ", " << getKey().getType() << ", "
+          << getValue().getType() << " -> " << getResult().getType();
+  if (Value state = getFinalState())
+    printer << ", " << state.getType();
+  if (Value norm = getFinalNorm())
+    printer << ", " << norm.getType();
 }
 
 //===----------------------------------------------------------------------===//
@@ -355,10 +423,12 @@ LogicalResult TermOp::verify() {
         count != 1)
       return emitOpError() << "needs exactly one " << name
                            << " operand, got " << count;
+  if (unsigned count = getODSResultIndexAndLength(0).second; count != 1)
+    return emitOpError() << "needs exactly one output result, got " << count;
   RankedTensorType queryType = getQuery().getType();
   RankedTensorType keyType = getKey().getType();
   RankedTensorType valueType = getValue().getType();
-  RankedTensorType resultType = getType();
+  RankedTensorType resultType = getResult().getType();
 
   // (C1) Operand shapes: Q [B,H,N,D], K [B,H,M,D], V [B,H,M,E], with
   // positive sizes: an empty sequence or feature has no attention to compute.
@@ -379,6 +449,10 @@ LogicalResult TermOp::verify() {
                              {"value projection F", getValueProjection()},
                              {"decay", getDecay()},
                              {"key weight", getKeyWeight()},
+                             {"state", getInitialState()},
+                             {"normaliser state", getInitialNorm()},
+                             {"final state", getFinalState()},
+                             {"final normaliser state", getFinalNorm()},
                              {"result", getResult()}})
     if (value && failed(verifyByteSize(getOperation(), name,
                                        cast<ShapedType>(value.getType()))))
@@ -588,7 +662,88 @@ LogicalResult TermOp::verify() {
       return emitOpError("key_weight is not allowed with 'project'");
   }
 
+  // (C14) State in and out: a causal kernel term, not qk-first; S is
+  // [B, H, F, E], z [B, H, F] exactly for rows.
+  if (hasState()) {
+    if (score != Score::Kernel || getMaskKind() != MaskKind::Causal ||
+        isProjected())
+      return emitOpError("a state needs a 'kernel' term with mask 'causal' "
+                         "and no projection");
+    if (getOrder() == Order::QkFirst)
+      return emitOpError("a state needs order 'kv_first' or 'recurrent' "
+                         "(or 'auto'), not 'qk_first'");
+    bool rows = getEffectiveNormalizer() == Normalizer::Rows;
+    std::optional<int64_t> width = getStaticFeatureWidth();
+    auto checkState = [&](StringRef what, Value state, Value norm,
+                          bool isInput) -> LogicalResult {
+      if (!state)
+        return success();
+      if (rows != (norm != nullptr))
+        return emitOpError() << what << (rows ? " needs" : " takes no")
+                             << " the normaliser state z [B, H, F] with the '"
+                             << stringifyNormalizer(getEffectiveNormalizer())
+                             << "' normalizer";
+      DimChecker checks{getOperation()};
+      auto stateType = cast<RankedTensorType>(state.getType());
+      std::string name = (what + " S").str();
+      checks.check(name, stateType, 0, "query", queryType, 0, "batch size B");
+      checks.check(name, stateType, 1, "query", queryType, 1, "head count H");
+      checks.check(name, stateType, 3, "value", valueType, 3, "value size E");
+      if (norm) {
+        auto normType = cast<RankedTensorType>(norm.getType());
+        std::string normName = (what + " z").str();
+        checks.check(normName, normType, 0, "query", queryType, 0,
+                     "batch size B");
+        checks.check(normName, normType, 1, "query", queryType, 1,
+                     "head count H");
+        checks.check(normName, normType, 2, name, stateType, 2,
+                     "feature width F");
+      }
+      if (checks.failed)
+        return failure();
+      if (width && staticallyDifferent(stateType.getDimSize(2), *width))
+        return emitOpError()
+               << what << " S has feature width F = " << stateType.getDimSize(2)
+               << " but the feature map gives " << *width;
+      (void)isInput;
+      return success();
+    };
+    if (failed(
+            checkState("state", getInitialState(), getInitialNorm(), true)) ||
+        failed(
+            checkState("final_state", getFinalState(), getFinalNorm(), false)))
+      return failure();
+  }
+  if (getInitialNorm() && !getInitialState())
+    return emitOpError("a normaliser state needs the state S");
+  if (getFinalNorm() && !getFinalState())
+    return emitOpError("a final normaliser state needs the final state S");
+
   return success();
+}
+
+std::optional<int64_t> TermOp::getStaticFeatureWidth() {
+  int64_t d = getQuery().getType().getDimSize(3);
+  std::optional<FeatureMap> map = getFeatureMap();
+  auto known = [](int64_t size, int64_t factor) -> std::optional<int64_t> {
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    return size * factor;
+  };
+  if (!map)
+    return known(d, 1);
+  switch (*map) {
+  case FeatureMap::FavorPlus:
+  case FeatureMap::Rfa:
+    if (!getOmega())
+      return std::nullopt;
+    return known(cast<RankedTensorType>(getOmega().getType()).getDimSize(0),
+                 *map == FeatureMap::Rfa ? 2 : 1);
+  case FeatureMap::CosFormer:
+    return known(d, 2);
+  default:
+    return known(d, 1);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -73,7 +73,22 @@ struct SelectOrderPass
         return term.emitOpError("force=recurrent is not legal: it needs a "
                                 "'kernel' term with mask 'causal' and no "
                                 "projection");
+      if (*forced == Order::QkFirst && term.hasState())
+        return term.emitOpError("force=qk_first is not legal: the term takes "
+                                "or returns a state (kv_first or recurrent)");
       order = *forced;
+    } else if (order == Order::Auto && term.hasState()) {
+      // A state lives in the kv-first and recurrent forms only: the faster
+      // of the two, without a run-time switch.
+      cost::TermCost decision = cost::analyzeTerm(shape, costTarget);
+      order = Order::KvFirst;
+      double best = INFINITY;
+      for (const cost::Strategy &strategy : decision.strategies)
+        if (strategy.order != cost::Order::QkFirst && strategy.seconds < best) {
+          best = strategy.seconds;
+          order = strategy.order == cost::Order::Recurrent ? Order::Recurrent
+                                                           : Order::KvFirst;
+        }
     } else if (order == Order::Auto && !term.hasProductForm()) {
       order = Order::QkFirst;
     } else if (order == Order::Auto && dynamicLength) {

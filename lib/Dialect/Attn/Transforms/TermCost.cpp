@@ -91,6 +91,7 @@ mlir::attn::getTermShape(TermOp term, int64_t assumedLength,
     shape.numFeatures = sizeOr(
         cast<RankedTensorType>(omega.getType()).getDimSize(0), 256, "m");
   shape.decay = term.hasDecay();
+  shape.state = term.hasState();
   if (Value projection = term.getKeyProjection())
     shape.projectedLength = sizeOr(
         cast<RankedTensorType>(projection.getType()).getDimSize(0), 256, "k");

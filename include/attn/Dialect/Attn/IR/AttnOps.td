@@ -17,7 +17,8 @@ def Attn_DecayTensor : TensorRankOf<[F32], [1, 3]>;
 // TermOp
 //===----------------------------------------------------------------------===//
 
-def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
+def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
+                                   AttrSizedResultSegments]> {
   let summary = "one normalised attention term: Σ_j w_ij v_j / z_i";
   let description = [{
     Computes, for every batch b, head h and query position i,
@@ -63,6 +64,13 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     Lowerings work from cumulative sums of log g, so that long products
     neither underflow nor overflow.
 
+    State (DESIGN §1.2, `causal` kernel terms): `state(%S0, %z0)` stands for
+    keys before position 0 (S0: [B, H, F, E], z0: [B, H, F] with the `rows`
+    normaliser, F the feature width), seen by query i with weight
+    Π_{t=0..i} g_t; `final_state` adds the results S_{N−1} [B, H, F, E] and
+    (rows) z_{N−1} [B, H, F] after the output. With either, the term is
+    evaluated by chunked `kv_first` or `recurrent` (never `qk_first`).
+
     `order` and `chunk` record decisions that do not change the result:
     `qk_first` computes (φQ φK^T) V, `kv_first` computes φQ (φK^T V) (kernel
     terms only), `recurrent` runs token by token (causal kernel terms:
@@ -107,6 +115,10 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
       `block_causal` mask and the `rows` or `none` normaliser.
     - (C13) `key_weight` is [B, H, M] and needs a `kernel` term without
       `project`.
+    - (C14) `state` and `final_state` need a `kernel` term with the `causal`
+      mask, no `project` and an order other than `qk_first`; the states are
+      [B, H, F, E] and, exactly when the normaliser is `rows`, [B, H, F]
+      (F = D, 2D for `cosformer`, m for `favor_plus`, 2m for `rfa`).
   }];
 
   let arguments = (ins
@@ -118,6 +130,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     Optional<Attn_Tensor2D>:$value_projection,
     Optional<Attn_DecayTensor>:$decay,
     Optional<Attn_Tensor3D>:$key_weight,
+    Optional<Attn_Tensor4D>:$initial_state,
+    Optional<Attn_Tensor3D>:$initial_norm,
     Attn_ScoreAttr:$score,
     OptionalAttr<Attn_FeatureMapAttr>:$feature_map,
     OptionalAttr<Attn_MaskAttr>:$mask,
@@ -129,12 +143,18 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments]> {
     OptionalAttr<I64Attr>:$chunk,
     OptionalAttr<I64Attr>:$crossover
   );
-  let results = (outs Attn_Tensor4D:$result);
+  let results = (outs Attn_Tensor4D:$result,
+                      Optional<Attn_Tensor4D>:$final_state,
+                      Optional<Attn_Tensor3D>:$final_norm);
 
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 
   let extraClassDeclaration = [{
+    /// True when the term takes or returns a state (C14).
+    bool hasState() { return getInitialState() || getFinalState(); }
+    /// F, the feature width of the state, when static.
+    std::optional<int64_t> getStaticFeatureWidth();
     /// The mask, `none` when absent.
     ::mlir::attn::MaskKind getMaskKind();
     /// The mask's block size (0 for masks without one).
