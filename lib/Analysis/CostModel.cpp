@@ -752,22 +752,12 @@ static Strategy bestKvFirst(const TermShape &shape, const Target &target) {
   return estimateKvFirst(shape, target, chunk);
 }
 
-std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
-                                             const Target &target,
-                                             bool keysFollowQueries) {
-  if (!shape.hasProductForm())
-    return std::nullopt;
-  auto kvWins = [&](int64_t n) {
-    TermShape resized = shape;
-    resized.queries = n;
-    if (keysFollowQueries)
-      resized.keys = n;
-    return bestKvFirst(resized, target).seconds <
-           estimateQkFirst(resized, target).seconds;
-  };
-  // Fixed costs can make kv-first win at a few rows, lose in between and
-  // win again: the crossover is the N from which it keeps winning. Find
-  // the last power of two where it loses, then bisect above it.
+/// The N from which \p kvWins keeps holding: fixed costs can make kv-first
+/// win at a few rows, lose in between and win again. Finds the last power
+/// of two where it loses, then bisects above it; std::nullopt if it still
+/// loses at 2^30.
+template <typename Wins>
+static std::optional<int64_t> keepsWinningFrom(Wins kvWins) {
   const int64_t limit = int64_t(1) << 30;
   int64_t lastLoss = 0;
   for (int64_t n = 1; n <= limit; n *= 2)
@@ -788,34 +778,31 @@ std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
   return high;
 }
 
+std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
+                                             const Target &target,
+                                             bool keysFollowQueries) {
+  if (!shape.hasProductForm())
+    return std::nullopt;
+  return keepsWinningFrom([&](int64_t n) {
+    TermShape resized = shape;
+    resized.queries = n;
+    if (keysFollowQueries)
+      resized.keys = n;
+    return bestKvFirst(resized, target).seconds <
+           estimateQkFirst(resized, target).seconds;
+  });
+}
+
 std::optional<int64_t> cost::recurrentCrossoverLength(const TermShape &shape,
                                                       const Target &target) {
   if (!shape.hasRecurrentForm())
     return std::nullopt;
-  auto kvWins = [&](int64_t n) {
+  return keepsWinningFrom([&](int64_t n) {
     TermShape resized = shape;
     resized.queries = resized.keys = n;
     return bestKvFirst(resized, target).seconds <
            estimateRecurrent(resized, target).seconds;
-  };
-  const int64_t limit = int64_t(1) << 30;
-  int64_t lastLoss = 0;
-  for (int64_t n = 1; n <= limit; n *= 2)
-    if (!kvWins(n))
-      lastLoss = n;
-  if (lastLoss == limit)
-    return std::nullopt;
-  if (lastLoss == 0)
-    return 1;
-  int64_t low = lastLoss, high = 2 * lastLoss;
-  while (high - low > 1) {
-    int64_t mid = low + (high - low) / 2;
-    if (kvWins(mid))
-      high = mid;
-    else
-      low = mid;
-  }
-  return high;
+  });
 }
 
 std::string cost::formatSeconds(double seconds, int decimals) {
