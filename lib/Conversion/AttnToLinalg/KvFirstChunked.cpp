@@ -232,39 +232,37 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
             // (row and column offsets within the chunk agree).
             Value scores =
                 inner.matmulNN(qTile, kTile, inner.filled({cc, cc}, 0.0));
-            if (plan.intraCausal && decayed)
-              // A[r, c] exp(lambda_r - lambda_c) for c <= r, else 0
+            if (plan.intraCausal) {
+              // A[r, c] for c <= r, else 0; with decay times
+              // exp(min(lambda_r - lambda_c, 0)).
+              SmallVector<Value> inputs;
+              SmallVector<AffineMap> maps;
+              if (decayed) {
+                inputs = {lambda, lambda};
+                maps = {inner.map(2, {0}), inner.map(2, {1})};
+              }
+              maps.push_back(inner.map(2, {0, 1}));
               scores = inner.generic(
-                  scores, {lambda, lambda},
-                  {inner.map(2, {0}), inner.map(2, {1}), inner.map(2, {0, 1})},
-                  {kPar, kPar},
-                  [](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+                  scores, inputs, maps, {kPar, kPar},
+                  [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
                     Value r = linalg::IndexOp::create(gb, gl, 0);
                     Value col = linalg::IndexOp::create(gb, gl, 1);
                     Value visible = arith::CmpIOp::create(
                         gb, gl, arith::CmpIPredicate::ule, col, r);
                     Value zero = arith::ConstantOp::create(
                         gb, gl, gb.getF32FloatAttr(0.0));
-                    Value logD = arith::MinimumFOp::create(
-                        gb, gl, arith::SubFOp::create(gb, gl, args[0], args[1]),
-                        zero);
-                    Value w = arith::MulFOp::create(
-                        gb, gl, args[2], math::ExpOp::create(gb, gl, logD));
+                    Value w = args.back();
+                    if (decayed) {
+                      Value logD = arith::MinimumFOp::create(
+                          gb, gl,
+                          arith::SubFOp::create(gb, gl, args[0], args[1]),
+                          zero);
+                      w = arith::MulFOp::create(
+                          gb, gl, w, math::ExpOp::create(gb, gl, logD));
+                    }
                     return arith::SelectOp::create(gb, gl, visible, w, zero);
                   });
-            else if (plan.intraCausal)
-              scores = inner.generic(
-                  scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
-                  [](OpBuilder &gb, Location gl, ValueRange args) -> Value {
-                    Value r = linalg::IndexOp::create(gb, gl, 0);
-                    Value col = linalg::IndexOp::create(gb, gl, 1);
-                    Value visible = arith::CmpIOp::create(
-                        gb, gl, arith::CmpIPredicate::ule, col, r);
-                    Value zero = arith::ConstantOp::create(
-                        gb, gl, gb.getF32FloatAttr(0.0));
-                    return arith::SelectOp::create(gb, gl, visible, args[0],
-                                                   zero);
-                  });
+            }
             // den += rowSum(A), num += A V_c (without the hidden pairs'
             // terms when V_c is not finite)
             den = inner.rowReduce(scores, den, false);
