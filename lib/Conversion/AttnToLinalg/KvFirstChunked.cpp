@@ -166,23 +166,7 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
     // S_0 = S0 (0 without a state in), z_0 = z0
     auto [state, norm] = initialStates(b, term, bi, hi);
     // This head's rows of the output, filled chunk by chunk.
-    Value headOut;
-    if (staticTiles) {
-      headOut = b.empty({padded, valueDim});
-    } else {
-      auto headType = RankedTensorType::get(
-          {getConstantIntValue(outRows).value_or(ShapedType::kDynamic),
-           getConstantIntValue(valueDim).value_or(ShapedType::kDynamic)},
-          ob.getF32Type());
-      headOut = tensor::ExtractSliceOp::create(
-          ob, headType, forall.getRegionIterArgs()[0],
-          ArrayRef<OpFoldResult>{bi, hi, ob.getIndexAttr(0),
-                                 ob.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{ob.getIndexAttr(1), ob.getIndexAttr(1),
-                                 LinalgBuilder::ofr(outRows),
-                                 LinalgBuilder::ofr(valueDim)},
-          SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
-    }
+    Value headOut = headRows(b, forall, bi, hi, outRows, valueDim, staticTiles);
     auto loop = scf::ForOp::create(
         ob, b.index(0), chunks, b.index(1), ValueRange{state, norm, headOut},
         [&](OpBuilder &nb, Location loc, Value ci, ValueRange iter) {
@@ -341,12 +325,7 @@ Value to_linalg::lowerKvFirstChunked(LinalgBuilder &b, const TermOperands &term,
           scf::YieldOp::create(ib, ValueRange{newState, newNorm, newOut});
         });
     ob.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        ob, loop.getResult(2), forall.getRegionIterArgs()[0],
-        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
-        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
-         LinalgBuilder::ofr(valueDim)},
-        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    storeHeadRows(ob, forall, loop.getResult(2), bi, hi, outRows, valueDim);
     insertFinalStates(ob, forall, term, 1, bi, hi, loop.getResult(0),
                       loop.getResult(1));
   }

@@ -605,3 +605,32 @@ FinalStates to_linalg::finalStatesOf(scf::ForallOp forall,
     states.norm = forall.getResult(first + 1);
   return states;
 }
+
+Value to_linalg::headRows(LinalgBuilder &b, scf::ForallOp forall, Value bi,
+                          Value hi, Value outRows, Value valueDim, bool fresh) {
+  if (fresh)
+    return b.empty({outRows, valueDim});
+  ImplicitLocOpBuilder &ob = b.b;
+  auto headType = RankedTensorType::get(
+      {getConstantIntValue(outRows).value_or(ShapedType::kDynamic),
+       getConstantIntValue(valueDim).value_or(ShapedType::kDynamic)},
+      ob.getF32Type());
+  return tensor::ExtractSliceOp::create(
+      ob, headType, forall.getRegionIterArgs()[0],
+      ArrayRef<OpFoldResult>{bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{ob.getIndexAttr(1), ob.getIndexAttr(1),
+                             LinalgBuilder::ofr(outRows),
+                             LinalgBuilder::ofr(valueDim)},
+      SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+}
+
+void to_linalg::storeHeadRows(ImplicitLocOpBuilder &ob, scf::ForallOp forall,
+                              Value rows, Value bi, Value hi, Value outRows,
+                              Value valueDim) {
+  tensor::ParallelInsertSliceOp::create(
+      ob, rows, forall.getRegionIterArgs()[0],
+      {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
+      {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
+       LinalgBuilder::ofr(valueDim)},
+      SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+}

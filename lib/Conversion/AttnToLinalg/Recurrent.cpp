@@ -84,23 +84,7 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
     Value hi = forall.getInductionVars()[1];
     // S_{-1} = S0 (0 without a state in), z_{-1} = z0
     auto [state, norm] = initialStates(b, term, bi, hi);
-    Value headOut;
-    if (staticTiles) {
-      headOut = b.empty({padded, valueDim});
-    } else {
-      auto headType = RankedTensorType::get(
-          {getConstantIntValue(outRows).value_or(ShapedType::kDynamic),
-           getConstantIntValue(valueDim).value_or(ShapedType::kDynamic)},
-          ob.getF32Type());
-      headOut = tensor::ExtractSliceOp::create(
-          ob, headType, forall.getRegionIterArgs()[0],
-          ArrayRef<OpFoldResult>{bi, hi, ob.getIndexAttr(0),
-                                 ob.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{ob.getIndexAttr(1), ob.getIndexAttr(1),
-                                 LinalgBuilder::ofr(outRows),
-                                 LinalgBuilder::ofr(valueDim)},
-          SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
-    }
+    Value headOut = headRows(b, forall, bi, hi, outRows, valueDim, staticTiles);
     auto tiles = scf::ForOp::create(
         ob, b.index(0), tileCount, b.index(1), ValueRange{state, norm, headOut},
         [&](OpBuilder &nb, Location loc, Value ti, ValueRange iter) {
@@ -235,12 +219,7 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
               ib, ValueRange{tokens.getResult(0), tokens.getResult(1), newOut});
         });
     ob.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        ob, tiles.getResult(2), forall.getRegionIterArgs()[0],
-        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
-        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(outRows),
-         LinalgBuilder::ofr(valueDim)},
-        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    storeHeadRows(ob, forall, tiles.getResult(2), bi, hi, outRows, valueDim);
     insertFinalStates(ob, forall, term, 1, bi, hi, tiles.getResult(0),
                       tiles.getResult(1));
   }

@@ -192,6 +192,14 @@ struct FinalStates {
 /// slices of S0 and z0 (the loops update them in place), or zeros.
 std::pair<Value, Value>
 initialStates(LinalgBuilder &b, const TermOperands &term, Value bi, Value hi);
+/// The rows a per-(batch, head) forall fills for (bi, hi): its [outRows, E]
+/// slice of the forall's output 0, or (\p fresh: static-tiles, padded rows)
+/// a new tile; storeHeadRows puts them back (at the terminator).
+Value headRows(LinalgBuilder &b, scf::ForallOp forall, Value bi, Value hi,
+               Value outRows, Value valueDim, bool fresh);
+void storeHeadRows(ImplicitLocOpBuilder &ob, scf::ForallOp forall, Value rows,
+                   Value bi, Value hi, Value outRows, Value valueDim);
+
 /// The shared outputs [B, H, W, E] (and [B, H, W]) of the final states,
 /// appended to \p outs when the term returns them.
 void appendStateOutputs(LinalgBuilder &b, const TermOperands &term,
