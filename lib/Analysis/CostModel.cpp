@@ -326,16 +326,66 @@ std::string cost::loadTarget(const std::string &path, Target &target) {
 // Counting
 //===----------------------------------------------------------------------===//
 
+/// Σ over the integers p in [lo, hi] of max(0, slope·p + intercept), for a
+/// slope of −1, 0 or 1.
+static double sumPositivePart(double slope, double intercept, double lo,
+                              double hi) {
+  if (slope > 0)
+    lo = std::max(lo, std::floor(-intercept) + 1); // p + b > 0
+  else if (slope < 0)
+    hi = std::min(hi, std::ceil(intercept) - 1); // b − p > 0
+  else if (intercept <= 0)
+    return 0;
+  if (hi < lo)
+    return 0;
+  double count = hi - lo + 1;
+  return slope * (lo + hi) * count / 2 + intercept * count;
+}
+
+/// The pairs of window(left, right) over N queries at positions
+/// M − N .. M − 1 and M keys: Σ_p max(0, min(p + r, M − 1) − max(p − l, 0) +
+/// 1), summed in the (at most three) ranges of p where both ends are linear.
+static double windowPairs(double n, double m, double left, double right) {
+  double first = m - n, last = m - 1;
+  // The first p of each new linear piece: p − l turns non-negative at p = l,
+  // p + r passes the last key at p = m − r.
+  double breaks[] = {left, m - right};
+  std::sort(std::begin(breaks), std::end(breaks));
+  double pairs = 0;
+  double lo = first;
+  for (int piece = 0; piece < 3 && lo <= last; ++piece) {
+    double hi = piece < 2 ? std::min(last, breaks[piece] - 1) : last;
+    if (piece < 2 && breaks[piece] - 1 < lo)
+      continue;
+    // Decide the linear form at a point of [lo, hi].
+    double p = lo;
+    double slope = 0, intercept = 1;
+    if (p + right <= m - 1)
+      slope += 1, intercept += right;
+    else
+      intercept += m - 1;
+    if (p - left >= 0)
+      slope -= 1, intercept += left;
+    pairs += sumPositivePart(slope, intercept, lo, hi);
+    lo = hi + 1;
+  }
+  return pairs;
+}
+
 double cost::unmaskedPairs(MaskKind mask, int64_t block, int64_t queries,
-                           int64_t keys) {
+                           int64_t keys, int64_t left, int64_t right) {
   double n = static_cast<double>(queries), m = static_cast<double>(keys);
   if (mask == MaskKind::None)
     return n * m;
   if (mask == MaskKind::Causal) {
+    // Row i sees the M − N + i + 1 keys up to its position (bottom-right).
     if (queries <= keys)
-      return n * (n + 1) / 2;
-    return m * (m + 1) / 2 + (n - m) * m;
+      return n * (m - n) + n * (n + 1) / 2;
+    return m * (m + 1) / 2;
   }
+  if (mask == MaskKind::Window)
+    return windowPairs(n, m, static_cast<double>(left),
+                       static_cast<double>(right));
   if (block <= 0)
     return 0;
   double c = static_cast<double>(block);
@@ -501,7 +551,8 @@ static void finish(Strategy &strategy, const Target &target) {
 /// padded): exact for no mask and for causal masks with square tiles, the
 /// mask's pairs over the padded sizes otherwise.
 static double wholeTilePairs(MaskKind mask, int64_t block, int64_t queries,
-                             int64_t keys, int64_t queryTile, int64_t keyTile) {
+                             int64_t keys, int64_t queryTile, int64_t keyTile,
+                             int64_t left, int64_t right) {
   auto roundUp = [](int64_t size, int64_t tile) {
     return std::ceil(static_cast<double>(size) / tile) * tile;
   };
@@ -509,12 +560,12 @@ static double wholeTilePairs(MaskKind mask, int64_t block, int64_t queries,
   double paddedKeys = roundUp(keys, keyTile);
   if (mask == MaskKind::None)
     return paddedQueries * paddedKeys;
-  if (mask == MaskKind::Causal && queryTile == keyTile && queries <= keys) {
+  if (mask == MaskKind::Causal && queryTile == keyTile && queries == keys) {
     double tiles = paddedQueries / queryTile;
     return static_cast<double>(queryTile) * keyTile * tiles * (tiles + 1) / 2;
   }
   return unmaskedPairs(mask, block, static_cast<int64_t>(paddedQueries),
-                       static_cast<int64_t>(paddedKeys));
+                       static_cast<int64_t>(paddedKeys), left, right);
 }
 
 Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
@@ -528,7 +579,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double e = static_cast<double>(shape.valueDim);
   MaskKind mask = shape.projectedLength > 0 ? MaskKind::None : shape.mask;
   double pairs =
-      unmaskedPairs(mask, shape.maskBlock, shape.queries, shape.attendedKeys());
+      unmaskedPairs(mask, shape.maskBlock, shape.queries, shape.attendedKeys(),
+                    shape.windowLeft, shape.windowRight);
 
   // Per pair: the score dot product and the weighted accumulation of v.
   double perPair = 2 * w + 2 * e;
@@ -544,11 +596,13 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   // What the loops compute, for the time: whole tiles when the target says
   // its code runs them (a calibration measures that it does).
   double computedPairFlops =
-      target.qkWholeTiles ? wholeTilePairs(mask, shape.maskBlock, shape.queries,
-                                           shape.attendedKeys(),
-                                           target.queryTile, target.keyTile) *
-                                perPair * heads
-                          : pairFlops;
+      target.qkWholeTiles
+          ? wholeTilePairs(mask, shape.maskBlock, shape.queries,
+                           shape.attendedKeys(), target.queryTile,
+                           target.keyTile, shape.windowLeft,
+                           shape.windowRight) *
+                perPair * heads
+          : pairFlops;
   // Online softmax rescales the accumulator once per key tile.
   double rescaleFlops = 0;
   if (shape.score == Score::Softmax)
@@ -590,6 +644,9 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                 << " Linformer-projected keys";
   if (mask != MaskKind::None)
     description << ", only unmasked key tiles";
+  if (shape.keyHeads > 0 && shape.keyHeads < shape.heads)
+    description << ", K/V panels built once per group of "
+                << shape.heads / shape.keyHeads << " query heads";
   description << ", online "
               << (shape.score == Score::Softmax ? "softmax" : "normaliser")
               << " in " << target.queryTile << "x" << target.keyTile

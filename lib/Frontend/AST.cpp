@@ -71,6 +71,8 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
         term.mask.kind == MaskKind::BlockCausal ||
         term.mask.kind == MaskKind::PriorBlocks)
       os << "(" << term.mask.chunk << ")";
+    if (term.mask.kind == MaskKind::Window)
+      os << "(" << term.mask.left << ", " << term.mask.right << ")";
     os << "\n    normalizer " << toString(term.normalizer) << "\n";
     if (term.scale)
       os << "    scale " << *term.scale << "\n";
@@ -94,6 +96,14 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
     if (term.stateIn.isSet())
       os << "    state " << term.stateIn.name
          << (term.normIn.isSet() ? ", " + term.normIn.name : "") << "\n";
+    if (term.softcap)
+      os << "    softcap " << *term.softcap << "\n";
+    if (term.alibi)
+      os << "    bias alibi"
+         << (term.alibiSlopes.isSet() ? "(" + term.alibiSlopes.name + ")" : "")
+         << "\n";
+    if (term.sinks.isSet())
+      os << "    sink " << term.sinks.name << "\n";
     if (term.projectKeys.isSet())
       os << "    project " << term.projectKeys.name << ", "
          << term.projectValues.name << "\n";

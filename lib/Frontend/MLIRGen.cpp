@@ -58,6 +58,8 @@ dialect::MaskKind convert(MaskKind kind) {
     return dialect::MaskKind::BlockCausal;
   case MaskKind::PriorBlocks:
     return dialect::MaskKind::PriorBlocks;
+  case MaskKind::Window:
+    return dialect::MaskKind::Window;
   }
   return dialect::MaskKind::None;
 }
@@ -216,7 +218,10 @@ private:
       featureMap =
           dialect::FeatureMapAttr::get(&context, convert(term.featureMap));
     dialect::MaskAttr mask;
-    if (term.mask.kind != MaskKind::None)
+    if (term.mask.kind == MaskKind::Window)
+      mask = dialect::MaskAttr::get(&context, dialect::MaskKind::Window, 0,
+                                    term.mask.left, term.mask.right);
+    else if (term.mask.kind != MaskKind::None)
       mask = dialect::MaskAttr::get(&context, convert(term.mask.kind),
                                     term.mask.chunk);
     dialect::NormalizerAttr normalizer;
@@ -233,12 +238,13 @@ private:
         arguments.at(spec.value.name), lookup(term.omega),
         lookup(term.projectKeys), lookup(term.projectValues),
         lookup(term.decay), lookup(term.keyWeight), lookup(term.stateIn),
-        lookup(term.normIn),
+        lookup(term.normIn), lookup(term.alibiSlopes), lookup(term.sinks),
         dialect::ScoreAttr::get(&context, convert(*term.score)), featureMap,
         mask, normalizer, floatAttr(term.scale), floatAttr(term.eps),
         floatAttr(term.decayRate),
         dialect::OrderAttr::get(&context, convert(term.order)), chunk,
-        /*crossover=*/mlir::IntegerAttr());
+        /*crossover=*/mlir::IntegerAttr(), floatAttr(term.softcap),
+        term.alibi ? builder.getUnitAttr() : mlir::UnitAttr());
     int32_t states = static_cast<int32_t>(resultTypes.size()) - 1;
     op.getProperties().resultSegmentSizes = {1, states > 0 ? 1 : 0,
                                              states > 1 ? 1 : 0};

@@ -440,9 +440,9 @@ private:
 
   static const std::vector<std::string> &termSettings() {
     static const std::vector<std::string> keywords = {
-        "query",   "key",   "score",      "mask",  "normalizer",
-        "scale",   "eps",   "order",      "chunk", "omega",
-        "project", "decay", "key_weight", "state"};
+        "query",      "key",   "score",   "mask",  "normalizer", "scale",
+        "eps",        "order", "chunk",   "omega", "project",    "decay",
+        "key_weight", "state", "softcap", "bias",  "sink"};
     return keywords;
   }
   static bool isTermSetting(const std::string &word) {
@@ -479,6 +479,20 @@ private:
       return parseInputRef(term.omega, "an input name");
     if (keyword == "key_weight")
       return parseInputRef(term.keyWeight, "an input name");
+    if (keyword == "sink")
+      return parseInputRef(term.sinks, "an input name");
+    if (keyword == "bias")
+      return parseBias(term);
+    if (keyword == "softcap") {
+      double value;
+      if (!parseNumber(value, term.softcapLoc, "a soft-cap"))
+        return false;
+      if (!std::isfinite(value) || value <= 0)
+        return fail(term.softcapLoc,
+                    "softcap must be positive, got " + formatNumber(value));
+      term.softcap = value;
+      return true;
+    }
     if (keyword == "state") {
       if (!parseInputRef(term.stateIn, "the state input S0"))
         return false;
@@ -606,6 +620,24 @@ private:
                                           "cosformer", "rfa"}));
   }
 
+  /// `bias = alibi` or `bias = alibi(NAME)`.
+  bool parseBias(TermDecl &term) {
+    term.biasLoc = token.loc;
+    if (!token.is(TokenKind::Identifier))
+      return failHere("expected a bias (alibi or alibi(SLOPES)), found " +
+                      describe(token));
+    if (!token.isIdent("alibi"))
+      return failHere("unknown bias '" + token.text + "'" +
+                      suggest(token.text, {"alibi"}));
+    consume();
+    term.alibi = true;
+    if (!token.isPunct('('))
+      return true;
+    consume();
+    return parseInputRef(term.alibiSlopes, "the input of ALiBi slopes [H]") &&
+           expectPunct(')', "after the ALiBi slopes");
+  }
+
   bool parseMask(TermDecl &term) {
     term.maskLoc = token.loc;
     if (!token.is(TokenKind::Identifier))
@@ -615,16 +647,19 @@ private:
         {"causal", MaskKind::Causal},
         {"block", MaskKind::Block},
         {"block_causal", MaskKind::BlockCausal},
-        {"prior_blocks", MaskKind::PriorBlocks}};
+        {"prior_blocks", MaskKind::PriorBlocks},
+        {"window", MaskKind::Window}};
     std::string word = token.text;
     auto it = std::find_if(kinds.begin(), kinds.end(),
                            [&](const auto &k) { return word == k.first; });
     if (it == kinds.end())
       return failHere("unknown mask '" + word + "'" +
-                      suggest(word, {"none", "causal", "block",
-                                     "block_causal", "prior_blocks"}));
+                      suggest(word, {"none", "causal", "block", "block_causal",
+                                     "prior_blocks", "window"}));
     consume();
     term.mask.kind = it->second;
+    if (it->second == MaskKind::Window)
+      return parseWindow(term);
     bool needsBlock = it->second == MaskKind::Block ||
                       it->second == MaskKind::BlockCausal ||
                       it->second == MaskKind::PriorBlocks;
@@ -644,6 +679,42 @@ private:
       return fail(loc, "block size must be positive, got " +
                            std::to_string(term.mask.chunk));
     return expectPunct(')', "after the block size");
+  }
+
+  /// `window(w)` (= window(w - 1, 0), w keys up to the query's own) or
+  /// `window(left, right)`, after the word.
+  bool parseWindow(TermDecl &term) {
+    if (!token.isPunct('('))
+      return fail(term.maskLoc, "mask 'window' needs its size: window(w) or "
+                                "window(left, right)");
+    consume();
+    SourceLocation loc;
+    int64_t first;
+    if (!parseInteger(first, loc, "a window size", "the window size"))
+      return false;
+    if (!token.isPunct(',')) {
+      if (first <= 0)
+        return fail(loc, "window size must be positive, got " +
+                             std::to_string(first));
+      term.mask.left = first - 1;
+      term.mask.right = 0;
+      return expectPunct(')', "after the window size");
+    }
+    consume();
+    int64_t second;
+    SourceLocation secondLoc;
+    if (!parseInteger(second, secondLoc, "the window's right size",
+                      "the window's right size"))
+      return false;
+    if (first < 0)
+      return fail(loc, "window sizes must not be negative, got " +
+                           std::to_string(first));
+    if (second < 0)
+      return fail(secondLoc, "window sizes must not be negative, got " +
+                                 std::to_string(second));
+    term.mask.left = first;
+    term.mask.right = second;
+    return expectPunct(')', "after the window's right size");
   }
 
   bool parseNormalizer(TermDecl &term) {

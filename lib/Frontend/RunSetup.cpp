@@ -44,6 +44,13 @@ static bool isKeyWeight(const Spec &spec, const std::string &name) {
   return false;
 }
 
+static bool isAlibiSlopes(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.alibiSlopes.name == name)
+      return true;
+  return false;
+}
+
 static bool isNormState(const Spec &spec, const std::string &name) {
   for (const TermDecl &term : spec.terms)
     if (term.normIn.name == name)
@@ -91,6 +98,9 @@ bool attn::frontend::generateInputs(const Spec &spec, const SizeBindings &sizes,
       // One g per token, near 1 as trained gates are (GLA's sigmoid^(1/16)):
       // a key's weight halves over 7 to 35 tokens.
       array.data = inputs::uniform(inputSeed, count, 0.9, 1.0);
+    else if (isAlibiSlopes(spec, input.name))
+      // Positive slopes of the size the standard ones have (2^-8 .. 2^-1).
+      array.data = inputs::uniform(inputSeed, count, 0.004, 0.5);
     else if (isKeyWeight(spec, input.name))
       array.data = inputs::uniform(inputSeed, count, 0.0, 1.0);
     else if (isNormState(spec, input.name))
@@ -117,6 +127,7 @@ reference::Problem attn::frontend::buildProblem(const Spec &spec,
   problem.heads = query.shape[1];
   problem.queries = query.shape[2];
   problem.keys = value.shape[2];
+  problem.keyHeads = value.shape[1];
   problem.valueDim = value.shape[3];
   problem.v = value.data.data();
   if (spec.gate.isSet())
@@ -146,6 +157,12 @@ reference::Problem attn::frontend::buildProblem(const Spec &spec,
     }
     if (decl.keyWeight.isSet())
       term.keyWeight = arrays.at(decl.keyWeight.name).data.data();
+    term.softcap = decl.softcap;
+    term.alibi = decl.alibi;
+    if (decl.alibiSlopes.isSet())
+      term.alibiSlopes = arrays.at(decl.alibiSlopes.name).data.data();
+    if (decl.sinks.isSet())
+      term.sinks = arrays.at(decl.sinks.name).data.data();
     if (decl.stateIn.isSet())
       term.initialState = arrays.at(decl.stateIn.name).data.data();
     if (decl.normIn.isSet())
@@ -273,8 +290,11 @@ std::vector<std::string>
 attn::frontend::overflowWarnings(const reference::Problem &problem) {
   std::vector<std::string> warnings;
   const int64_t slices = problem.batch * problem.heads;
+  // K and V have H_kv heads (DESIGN §1.3 grouped heads).
+  const int64_t keySlices =
+      problem.batch * (problem.keyHeads ? problem.keyHeads : problem.heads);
   double largestValue = 0.0;
-  for (int64_t i = 0; i < slices * problem.keys * problem.valueDim; ++i)
+  for (int64_t i = 0; i < keySlices * problem.keys * problem.valueDim; ++i)
     largestValue = std::max(largestValue, std::fabs(double(problem.v[i])));
   auto show = [](double x) {
     char text[32];
@@ -289,7 +309,7 @@ attn::frontend::overflowWarnings(const reference::Problem &problem) {
       continue;
     const int64_t dim = term.featureDim;
     double q = largestRowNorm(term.q, slices * problem.queries, dim);
-    double k = largestRowNorm(term.k, slices * problem.keys, dim);
+    double k = largestRowNorm(term.k, keySlices * problem.keys, dim);
     double keys = double(problem.keys);
     std::string what;
     if (term.score == reference::Score::Softmax) {

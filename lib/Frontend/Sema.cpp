@@ -145,6 +145,13 @@ private:
                      rank == 3 ? "[B, H, N]" : "[H] (or 3 sizes [B, H, N])"))
           return false;
       }
+      if (term.alibiSlopes.isSet() &&
+          !resolve(term.alibiSlopes, "", term.loc, 1, "the ALiBi slopes" + of,
+                   "[H]"))
+        return false;
+      if (term.sinks.isSet() &&
+          !resolve(term.sinks, "", term.loc, 1, "the sinks" + of, "[H]"))
+        return false;
       if (term.keyWeight.isSet() &&
           !resolve(term.keyWeight, "", term.loc, 3, "the key weight" + of,
                    "[B, H, M]"))

@@ -45,6 +45,12 @@ bool Mask::allows(int64_t i, int64_t j) const {
     return true;
   case MaskKind::Causal:
     return j <= i;
+  case MaskKind::Window: {
+    // p - left <= j <= p + right, as a difference of positions so that a
+    // window wider than any sequence cannot overflow.
+    const int64_t offset = j - i;
+    return offset >= -left && offset <= right;
+  }
   case MaskKind::Block:
     // A non-positive chunk is rejected by validate(); answering "masked"
     // here keeps a direct caller from dividing by zero.
@@ -55,6 +61,30 @@ bool Mask::allows(int64_t i, int64_t j) const {
     return chunk > 0 && floorDiv(j, chunk) < floorDiv(i, chunk);
   }
   return false;
+}
+
+std::vector<double> reference::alibiSlopes(int64_t heads) {
+  // For a power of two n: a_h = 2^(−8(h+1)/n). Otherwise the slopes of the
+  // largest power of two below H, then every other slope of twice that.
+  auto powerOfTwoSlopes = [](int64_t n) {
+    std::vector<double> slopes;
+    for (int64_t h = 0; h < n; ++h)
+      slopes.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) /
+                                 static_cast<double>(n)));
+    return slopes;
+  };
+  if (heads <= 0)
+    return {};
+  int64_t closest = 1;
+  while (closest * 2 <= heads)
+    closest *= 2;
+  std::vector<double> slopes = powerOfTwoSlopes(closest);
+  if (closest == heads)
+    return slopes;
+  std::vector<double> extra = powerOfTwoSlopes(2 * closest);
+  for (size_t h = 0; static_cast<int64_t>(slopes.size()) < heads; h += 2)
+    slopes.push_back(extra[h]);
+  return slopes;
 }
 
 double reference::effectiveScale(const Term &term) {
@@ -227,6 +257,8 @@ const char *reference::toString(MaskKind kind) {
     return "block_causal";
   case MaskKind::PriorBlocks:
     return "prior_blocks";
+  case MaskKind::Window:
+    return "window";
   }
   return "unknown";
 }
@@ -311,6 +343,9 @@ static std::string validateDecay(const Problem &problem, const Term &term) {
     if (kind != MaskKind::Causal && kind != MaskKind::BlockCausal)
       return std::string("decay needs a causal or block_causal mask, got ") +
              toString(kind);
+    if (problem.queries != problem.keys)
+      return "decay needs N == M, got N = " + std::to_string(problem.queries) +
+             ", M = " + std::to_string(problem.keys);
     const Normalizer normalizer = effectiveNormalizer(term);
     if (normalizer != Normalizer::Rows && normalizer != Normalizer::None)
       return std::string("decay needs the rows or none normalizer, got ") +
@@ -386,6 +421,9 @@ static std::string validateState(const Problem &problem, const Term &term) {
   if (term.mask.kind != MaskKind::Causal)
     return std::string("a state needs a causal mask, got ") +
            toString(term.mask.kind);
+  if (problem.queries != problem.keys)
+    return "a state needs N == M, got N = " + std::to_string(problem.queries) +
+           ", M = " + std::to_string(problem.keys);
   // §1.2's recurrent form defines only these two; `length` would need the
   // count of the keys the state stands for.
   const Normalizer normalizer = effectiveNormalizer(term);
@@ -412,6 +450,58 @@ static std::string validateState(const Problem &problem, const Term &term) {
                    " must be finite, got " + formatNumber(z);
         }
       }
+  return "";
+}
+
+/// The §1.3 half of validateTerm(): score modifications, sinks and lengths.
+/// Reads the [H] and [B] buffers: a NaN slope or a fractional length would
+/// otherwise become a silently wrong output.
+static std::string validateScoreMods(const Problem &problem, const Term &term) {
+  const bool kernel = term.score == Score::Kernel;
+  if (term.softcap) {
+    if (kernel)
+      return "softcap needs a softmax or relu2 score, got kernel";
+    if (!(std::isfinite(*term.softcap) && *term.softcap > 0.0))
+      return "softcap must be finite and positive, got " +
+             formatNumber(*term.softcap);
+  }
+  if (term.alibiSlopes && !term.alibi)
+    return "ALiBi slopes need alibi";
+  if (term.alibi) {
+    if (kernel)
+      return "alibi needs a softmax or relu2 score, got kernel";
+    if (term.projectedLength > 0)
+      return "alibi cannot be combined with a projection";
+    if (term.alibiSlopes)
+      for (int64_t h = 0; h < problem.heads; ++h)
+        if (!std::isfinite(term.alibiSlopes[h]))
+          return "ALiBi slope [" + std::to_string(h) +
+                 "] must be finite, got " + formatNumber(term.alibiSlopes[h]);
+  }
+  if (term.sinks) {
+    if (term.score != Score::Softmax)
+      return std::string("sinks need a softmax score, got ") +
+             toString(term.score);
+    for (int64_t h = 0; h < problem.heads; ++h)
+      if (!std::isfinite(term.sinks[h]))
+        return "sink [" + std::to_string(h) + "] must be finite, got " +
+               formatNumber(term.sinks[h]);
+  }
+  const float *lengths[] = {term.keyLengths, term.queryLengths};
+  const char *names[] = {"key length", "query length"};
+  for (int which = 0; which < 2; ++which) {
+    if (!lengths[which])
+      continue;
+    if (which == 0 && term.projectedLength > 0)
+      return "key lengths cannot be combined with a projection";
+    for (int64_t b = 0; b < problem.batch; ++b) {
+      const double length = lengths[which][b];
+      if (!(std::isfinite(length) && length >= 0.0 &&
+            length == std::floor(length) && length < 9.0e15))
+        return std::string(names[which]) + " [" + std::to_string(b) +
+               "] must be a non-negative integer, got " + formatNumber(length);
+    }
+  }
   return "";
 }
 
@@ -455,11 +545,16 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
     return std::string(toString(kind)) +
            " mask needs a positive chunk size, got " +
            std::to_string(term.mask.chunk);
-  const bool causal = kind == MaskKind::Causal || kind == MaskKind::BlockCausal;
-  if (causal && n != m)
+  // causal and window read the query position p_i = M − N + i (§1.3); the
+  // block masks compare blocks of i itself, so block_causal needs N = M.
+  if (kind == MaskKind::BlockCausal && n != m)
     return std::string(toString(kind)) +
            " mask needs N == M, got N = " + std::to_string(n) +
            ", M = " + std::to_string(m);
+  if (kind == MaskKind::Window && (term.mask.left < 0 || term.mask.right < 0))
+    return "window mask needs non-negative left and right sizes, got " +
+           std::to_string(term.mask.left) + " and " +
+           std::to_string(term.mask.right);
 
   if (term.projectedLength < 0)
     return "projected length must not be negative, got " +
@@ -488,7 +583,10 @@ static std::string validateTerm(const Problem &problem, const Term &term) {
   if (!productFits({problem.batch, problem.heads, n, term.featureDim}) ||
       !productFits({problem.batch, problem.heads, m, term.featureDim}))
     return "q or k is too large";
-  std::string message = validateDecay(problem, term);
+  std::string message = validateScoreMods(problem, term);
+  if (!message.empty())
+    return message;
+  message = validateDecay(problem, term);
   if (!message.empty())
     return message;
   return validateState(problem, term);
@@ -515,6 +613,10 @@ std::string reference::validate(const Problem &problem) {
     return "v, gate or output is too large";
   if (!problem.v)
     return "value tensor v is null";
+  const int64_t keyHeads = problem.keyHeads ? problem.keyHeads : problem.heads;
+  if (keyHeads < 1 || problem.heads % keyHeads != 0)
+    return "key/value heads H_kv must divide the query heads H = " +
+           std::to_string(problem.heads) + ", got " + std::to_string(keyHeads);
   if (problem.terms.empty())
     return "a spec needs at least one term";
   for (size_t t = 0; t < problem.terms.size(); ++t) {
@@ -525,15 +627,56 @@ std::string reference::validate(const Problem &problem) {
   return "";
 }
 
+/// The (batch, key/value head) slice of K and V that query slice \p slice
+/// (b·H + h) reads: head h uses key/value head ⌊h / (H / H_kv)⌋ (§1.3).
+static int64_t keyValueSlice(const Problem &problem, int64_t slice) {
+  const int64_t keyHeads = problem.keyHeads ? problem.keyHeads : problem.heads;
+  const int64_t group = problem.heads / keyHeads;
+  return (slice / problem.heads) * keyHeads + (slice % problem.heads) / group;
+}
+
+/// The block masks compare the blocks of the row i itself; causal and
+/// window read its position p_i = M − N + i (§1.3).
+static bool isBlockMask(MaskKind kind) {
+  return kind == MaskKind::Block || kind == MaskKind::BlockCausal ||
+         kind == MaskKind::PriorBlocks;
+}
+
 /// Adds term_i = Σ_j w_ij v_j / z_i of \p term, for the (batch, head) slice
 /// \p slice, into \p acc ([N, E], double).
+/// With \p lse ([N]), also stores each row's log-sum-exp (softmax terms).
 static void accumulateTerm(const Problem &problem, const Term &term,
-                           int64_t slice, std::vector<double> &acc) {
+                           int64_t slice, std::vector<double> &acc,
+                           std::vector<double> *lse = nullptr) {
   const int64_t n = problem.queries, m = problem.keys, e = problem.valueDim;
   const int64_t dim = term.featureDim;
+  const int64_t batchIndex = slice / problem.heads;
+  const int64_t head = slice % problem.heads;
+  const int64_t kvSlice = keyValueSlice(problem, slice);
   const float *q = term.q + slice * n * dim;
-  const float *k = term.k + slice * m * dim;
-  const float *v = problem.v + slice * m * e;
+  const float *k = term.k + kvSlice * m * dim;
+  const float *v = problem.v + kvSlice * m * e;
+  // §1.3: the query position p_i = M − N + i of row i, the keys this batch
+  // element has and the rows it keeps.
+  const int64_t positionOffset = m - n;
+  // (Without key lengths every key counts, the k projected keys of a
+  // Linformer term too.)
+  const int64_t keyLength =
+      term.keyLengths ? static_cast<int64_t>(term.keyLengths[batchIndex])
+                      : std::numeric_limits<int64_t>::max();
+  const int64_t queryLength =
+      term.queryLengths ? static_cast<int64_t>(term.queryLengths[batchIndex])
+                        : n;
+  const double alibiSlope =
+      !term.alibi ? 0.0
+      : term.alibiSlopes
+          ? static_cast<double>(term.alibiSlopes[head])
+          : alibiSlopes(problem.heads)[static_cast<size_t>(head)];
+  const double sink = term.sinks ? static_cast<double>(term.sinks[head])
+                                 : -std::numeric_limits<double>::infinity();
+  if (lse)
+    std::fill(lse->begin(), lse->end(),
+              -std::numeric_limits<double>::infinity());
   // §1.2's per-key weight κ and per-token decay of this slice, if any.
   const float *keyWeight =
       term.keyWeight ? term.keyWeight + slice * m : nullptr;
@@ -609,6 +752,10 @@ static void accumulateTerm(const Problem &problem, const Term &term,
   for (int64_t i = 0; i < n; ++i) {
     if (hasDecay)
       stateDecay *= decayAt(i);
+    // §1.3: rows at or past the query length are 0.
+    if (i >= queryLength)
+      continue;
+    const int64_t position = i + positionOffset;
     for (int64_t d = 0; d < dim; ++d)
       query[d] = q[i * dim + d];
     std::vector<double> queryFeatures;
@@ -621,7 +768,9 @@ static void accumulateTerm(const Problem &problem, const Term &term,
     for (int64_t j = 0; j < numKeys; ++j) {
       // A projected term has no key positions to mask (validate() insists
       // on `none`), so j indexes the k projected keys.
-      unmasked[j] = term.mask.allows(i, j);
+      unmasked[j] =
+          term.mask.allows(isBlockMask(term.mask.kind) ? i : position, j) &&
+          j < keyLength;
       weights[j] = 0.0;
       if (!unmasked[j])
         continue;
@@ -634,6 +783,11 @@ static void accumulateTerm(const Problem &problem, const Term &term,
         for (int64_t d = 0; d < dim; ++d)
           score += query[d] * keys[j * dim + d];
         score *= scale;
+        // §1.3's score pipeline: soft-cap, then the ALiBi bias.
+        if (term.softcap)
+          score = *term.softcap * std::tanh(score / *term.softcap);
+        if (term.alibi)
+          score -= alibiSlope * static_cast<double>(std::llabs(position - j));
       }
       weights[j] = score;
       maxScore = std::max(maxScore, score);
@@ -664,6 +818,9 @@ static void accumulateTerm(const Problem &problem, const Term &term,
     if (count == 0 && !initialState)
       continue;
 
+    // A sink σ joins the maximum and adds exp(σ − max) to the denominator.
+    if (term.sinks)
+      maxScore = std::max(maxScore, sink);
     double sum = 0.0;
     for (int64_t j = 0; j < numKeys; ++j) {
       if (!unmasked[j])
@@ -676,6 +833,10 @@ static void accumulateTerm(const Problem &problem, const Term &term,
       }
       sum += weights[j];
     }
+    if (term.sinks)
+      sum += std::exp(sink - maxScore);
+    if (lse && term.score == Score::Softmax)
+      (*lse)[i] = maxScore + std::log(sum);
     // The state's share of Σ_j w_ij: D_i · φ(q_i)·z0.
     if (initialNorm) {
       double stateSum = 0.0;
@@ -802,8 +963,9 @@ std::string reference::finalState(const Problem &problem, size_t termIndex,
   std::vector<double> accState(static_cast<size_t>(width * e));
   std::vector<double> accNorm(static_cast<size_t>(width));
   for (int64_t slice = 0; slice < slices; ++slice) {
-    const float *k = term.k + slice * n * dim;
-    const float *v = problem.v + slice * n * e;
+    const int64_t kvSlice = keyValueSlice(problem, slice);
+    const float *k = term.k + kvSlice * n * dim;
+    const float *v = problem.v + kvSlice * n * e;
     const float *keyWeight =
         term.keyWeight ? term.keyWeight + slice * n : nullptr;
     const float *decayPerToken =
@@ -853,6 +1015,33 @@ std::string reference::finalState(const Problem &problem, size_t termIndex,
         norm[slice * width + f] = static_cast<float>(z);
       }
     }
+  }
+  return "";
+}
+
+std::string reference::logSumExp(const Problem &problem, size_t termIndex,
+                                 float *lse) {
+  std::string message = validate(problem);
+  if (!message.empty())
+    return message;
+  if (termIndex >= problem.terms.size())
+    return "term " + std::to_string(termIndex) +
+           " does not exist (the spec has " +
+           std::to_string(problem.terms.size()) + ")";
+  const Term &term = problem.terms[termIndex];
+  if (term.score != Score::Softmax ||
+      effectiveNormalizer(term) != Normalizer::Rows)
+    return "term " + std::to_string(termIndex) +
+           ": a log-sum-exp needs a softmax term with the rows normalizer";
+  if (!lse)
+    return "log-sum-exp buffer is null";
+  const int64_t n = problem.queries;
+  std::vector<double> acc(static_cast<size_t>(n * problem.valueDim));
+  std::vector<double> rows(static_cast<size_t>(n));
+  for (int64_t slice = 0; slice < problem.batch * problem.heads; ++slice) {
+    accumulateTerm(problem, term, slice, acc, &rows);
+    for (int64_t i = 0; i < n; ++i)
+      lse[slice * n + i] = static_cast<float>(rows[i]);
   }
   return "";
 }

@@ -134,16 +134,16 @@ const std::vector<std::string> kArgTypes = {"i32",
 const std::vector<std::vector<std::string>> kKeywordFamilies = {
     {"softmax", "relu2", "kernel"},
     {"identity", "relu", "elu1", "favor_plus", "cosformer"},
-    {"none", "causal", "block", "block_causal", "prior_blocks"},
+    {"none", "causal", "block", "block_causal", "prior_blocks", "window"},
     {"rows", "length", "none"},
     {"auto", "qk_first", "kv_first"},
     {"omega", "project", "mask", "normalizer", "scale", "eps", "order", "chunk",
-     "crossover"},
+     "crossover", "softcap", "alibi", "sink"},
     {"score", "feature_map", "mask", "normalizer", "order"}};
 
 const std::vector<std::string> kClauseWords = {
-    "omega", "project", "mask",  "normalizer", "scale",
-    "eps",   "order",   "chunk", "crossover"};
+    "omega", "project", "mask",      "normalizer", "scale", "eps",
+    "order", "chunk",   "crossover", "softcap",    "alibi"};
 
 const std::vector<std::string> kMaskValues = {
     "none",
@@ -157,7 +157,12 @@ const std::vector<std::string> kMaskValues = {
     "prior_blocks(8)",
     "prior_blocks(9223372036854775807)",
     "causal(4)",
-    "block"};
+    "block",
+    "window(3, 0)",
+    "window(0, 0)",
+    "window(-1, 2)",
+    "window(4)",
+    "window(9223372036854775807, 9223372036854775807)"};
 
 const std::vector<std::string> kAttrValues = {
     "#attn.score<softmax>",
@@ -208,8 +213,12 @@ const std::vector<std::string> kAttrValues = {
     "f32"};
 
 const std::vector<std::string> kPropNames = {
-    "score",       "feature_map", "mask",  "normalizer", "scale",
-    "eps",         "order",       "chunk", "crossover",  "operandSegmentSizes",
+    "score",       "feature_map",
+    "mask",        "normalizer",
+    "scale",       "eps",
+    "order",       "chunk",
+    "crossover",   "operandSegmentSizes",
+    "softcap",     "alibi",
     "fuzz_unknown"};
 
 const std::vector<std::string> kArgAttrs = {"{bufferization.writable = false}",
@@ -1579,11 +1588,13 @@ bool insertOp(Ctx &c) {
       r + " = \"attn.term\"(" + q + ") <{score = #attn.score<softmax>}> : (" +
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
-          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, "
+          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, "
+          "0, 0>, "
           "resultSegmentSizes = array<i32: 1, 0, 0>}> : (" +
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
-          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, "
+          ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, "
+          "0, 0>, "
           "resultSegmentSizes = array<i32: 1, 0, 0>, score "
           "= "
           "#attn.score<kernel>}> : (" +

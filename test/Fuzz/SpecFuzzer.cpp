@@ -281,6 +281,10 @@ void checkChecked(const Spec &spec, const Locations &locations) {
     }
     if (term.keyWeight.isSet())
       resolved(term.keyWeight, 3, "key weight" + of);
+    if (term.alibiSlopes.isSet())
+      resolved(term.alibiSlopes, 1, "ALiBi slopes" + of);
+    if (term.sinks.isSet())
+      resolved(term.sinks, 1, "sinks" + of);
     if (term.stateIn.isSet())
       resolved(term.stateIn, 4, "state" + of);
     if (term.normIn.isSet())

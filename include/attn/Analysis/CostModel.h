@@ -31,8 +31,15 @@ struct TermShape {
   FeatureMap featureMap = FeatureMap::None;
   MaskKind mask = MaskKind::None;
   int64_t maskBlock = 0;       ///< c of block / block_causal / prior_blocks.
+  int64_t windowLeft = 0;      ///< l of window(l, r)
+  int64_t windowRight = 0;     ///< r of window(l, r)
   int64_t batch = 1;           ///< B
   int64_t heads = 1;           ///< H
+  /// H_kv, the heads of K and V (DESIGN §1.3 grouped heads); 0 means H.
+  int64_t keyHeads = 0;
+  /// Only qk-first evaluates the term (a window or grouped heads on a kernel
+  /// term, the dialect's C15).
+  bool qkFirstOnly = false;
   int64_t queries = 1;         ///< N
   int64_t keys = 1;            ///< M
   int64_t featureDim = 1;      ///< D
@@ -49,7 +56,7 @@ struct TermShape {
   int64_t scoreWidth() const;
   /// Keys the term attends over: k when projected, else M.
   int64_t attendedKeys() const;
-  bool hasProductForm() const { return score == Score::Kernel; }
+  bool hasProductForm() const { return score == Score::Kernel && !qkFirstOnly; }
   /// True for masks that contain j ≤ i (their kv-first form needs prefix
   /// states, computed chunk by chunk).
   bool isCausal() const {
@@ -254,8 +261,10 @@ struct TermCost {
 };
 
 /// Number of (i, j) pairs the mask lets through for N queries and M keys.
+/// Causal and window masks align the queries bottom-right (p_i = M − N + i,
+/// DESIGN §1.3); \p left and \p right are the window's sizes.
 double unmaskedPairs(MaskKind mask, int64_t block, int64_t queries,
-                     int64_t keys);
+                     int64_t keys, int64_t left = 0, int64_t right = 0);
 
 /// FLOPs to apply the term's feature map to N query rows and M key rows.
 double featureMapFlops(const TermShape &shape, const Target &target);

@@ -94,6 +94,16 @@ struct TermDecl {
   /// S0 [B, H, F, E] and, for the rows normaliser, z0 [B, H, F].
   InputRef stateIn;
   InputRef normIn;
+  /// DESIGN §1.3's score modifications (softmax and relu2): `softcap = c`,
+  /// `bias = alibi` (the standard slopes) or `bias = alibi(NAME)` (an input
+  /// [H] of slopes), and (softmax) `sink = NAME`, an input [H] of one logit
+  /// per head in the denominator.
+  std::optional<double> softcap;
+  SourceLocation softcapLoc;
+  bool alibi = false;
+  InputRef alibiSlopes;
+  SourceLocation biasLoc;
+  InputRef sinks;
 };
 
 /// A whole spec: `attention NAME { dims, inputs, terms, value, gate }`.

@@ -43,15 +43,21 @@ enum class MaskKind {
   Block,       ///< ⌊i/c⌋ = ⌊j/c⌋
   BlockCausal, ///< ⌊i/c⌋ = ⌊j/c⌋ and j ≤ i
   PriorBlocks, ///< ⌊j/c⌋ < ⌊i/c⌋
+  Window,      ///< p − left ≤ j ≤ p + right (DESIGN §1.3)
 };
 
+/// Which keys a query sees. Masks read the query's position p_i = M − N + i
+/// (DESIGN §1.3's bottom-right alignment; p_i = i when N = M).
 struct Mask {
   MaskKind kind = MaskKind::None;
   /// The block size c of Block, BlockCausal and PriorBlocks; unused otherwise.
   int64_t chunk = 0;
+  /// Window only: the keys left of and right of the query's position it sees
+  /// (`window(w)` is left = w − 1, right = 0).
+  int64_t left = 0, right = 0;
 
-  /// True when query position \p i may attend to key position \p j.
-  bool allows(int64_t i, int64_t j) const;
+  /// True when the query at position \p p may attend to key position \p j.
+  bool allows(int64_t p, int64_t j) const;
 };
 
 enum class Normalizer {
@@ -105,6 +111,22 @@ struct Term {
   const float *initialState = nullptr; ///< S0 [B, H, F, E]
   const float *initialNorm = nullptr;  ///< z0 [B, H, F]
 
+  /// Score modifications of softmax and relu2 terms (DESIGN §1.3), applied
+  /// in this order after s·q·k: soft-capping s ← c·tanh(s/c), then ALiBi
+  /// s ← s − a_h·|p_i − j| with the slopes of alibiSlopes() (alibi, no
+  /// buffer) or the caller's [H] (alibiSlopes). Sinks (softmax): one logit
+  /// σ_h per head ([H]) added to the denominator only.
+  std::optional<double> softcap;
+  bool alibi = false;
+  const float *alibiSlopes = nullptr; ///< [H], with alibi
+  const float *sinks = nullptr;       ///< [H]
+
+  /// Lengths (DESIGN §1.3), [B] each, integers held in f32: key j of batch
+  /// b is visible only if j < keyLengths[b]; rows i ≥ queryLengths[b] of
+  /// batch b are 0.
+  const float *keyLengths = nullptr;
+  const float *queryLengths = nullptr;
+
   /// Linformer only: the projected length k (0 = no projection), and the
   /// projections E [k, M] (applied to K) and F [k, M] (applied to V).
   int64_t projectedLength = 0;
@@ -116,6 +138,9 @@ struct Term {
 struct Problem {
   int64_t batch = 1;  ///< B
   int64_t heads = 1;  ///< H
+  /// H_kv, the heads of K and V (DESIGN §1.3 grouped heads: query head h
+  /// reads key/value head ⌊h / (H / H_kv)⌋); 0 means H.
+  int64_t keyHeads = 0;
   int64_t queries = 0;  ///< N
   int64_t keys = 0;     ///< M
   int64_t valueDim = 0; ///< E
@@ -135,6 +160,10 @@ const char *toString(Normalizer normalizer);
 double effectiveScale(const Term &term);
 double effectiveEps(const Term &term);
 Normalizer effectiveNormalizer(const Term &term);
+
+/// DESIGN §1.3's ALiBi slopes a_h for \p heads heads (the ALiBi reference's
+/// get_slopes).
+std::vector<double> alibiSlopes(int64_t heads);
 
 /// Width of φ's output for a Kernel term (D, m for FAVOR+, 2D for cosFormer,
 /// 2m for RFA).
@@ -177,6 +206,13 @@ std::string evaluate(const Problem &problem, float *out);
 /// empty string on success.
 std::string finalState(const Problem &problem, size_t term, float *state,
                        float *norm);
+
+/// The log-sum-exp of the rows of softmax term \p term (DESIGN §1.3):
+/// lse_i = m_i + log z_i, with the sink when present, −inf for a row with no
+/// visible key, into \p lse ([B, H, N], f32). Returns validate()'s message,
+/// or another one-line message, without touching \p lse when the problem is
+/// invalid or the term is not a softmax term with the rows normaliser.
+std::string logSumExp(const Problem &problem, size_t term, float *lse);
 
 } // namespace reference
 } // namespace attn

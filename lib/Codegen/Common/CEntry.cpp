@@ -218,21 +218,34 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
     if (failed(qs) || failed(ks) || failed(vs))
       return WalkResult::interrupt();
     const std::vector<Extent> &q = *qs, &k = *ks, &tv = *vs;
-    // C1: B, H across query, key and value; D between query and key; M
-    // between key and value.
-    for (int d : {0, 1}) {
-      equal(q[d], k[d]);
-      equal(q[d], tv[d]);
-    }
+    // C1: B across query, key and value; H_kv between key and value, and H
+    // = H_kv unless both are static (grouped heads); D between query and
+    // key; M between key and value.
+    equal(q[0], k[0]);
+    equal(q[0], tv[0]);
+    equal(q[1], k[1]);
+    equal(k[1], tv[1]);
     equal(q[3], k[3]);
     equal(k[2], tv[2]);
     // C2 and the terms of one combine: every term's query has the output's
     // B, H and N.
     for (int d : {0, 1, 2})
       equal(q[d], (*q0)[d]);
-    // C6: causal masks need N = M.
-    if (auto mask = term.getMaskAttr(); mask && mask.isCausal())
+    // C6: block_causal masks, and causal on kernel terms, need N = M.
+    if (auto mask = term.getMaskAttr();
+        mask && (mask.getKind() == MaskKind::BlockCausal ||
+                 (mask.getKind() == MaskKind::Causal &&
+                  term.getScore() == Score::Kernel)))
       equal(q[2], k[2]);
+    // C16: the ALiBi slopes and the sinks are [H].
+    for (Value perHead : {term.getAlibiSlopes(), term.getSinks()}) {
+      if (!perHead)
+        continue;
+      FailureOr<std::vector<Extent>> s = shapeOf(term, perHead);
+      if (failed(s))
+        return WalkResult::interrupt();
+      equal((*s)[0], q[1]);
+    }
     // The scores (or their tiles) cover N x M.
     abi.products.push_back({q[0], q[1], q[2], k[2]});
     // C4: omega is [m, D]; the features are N x m and M x m.

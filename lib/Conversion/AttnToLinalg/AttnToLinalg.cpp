@@ -95,7 +95,7 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   // otherwise); a score without a product form has only qk-first.
   if (plan.order == Order::Auto && !op.getCrossover())
     plan.order = Order::QkFirst;
-  if (!op.hasProductForm())
+  if (!op.hasProductForm() || op.needsQkFirst())
     plan.order = Order::QkFirst;
   // A state lives in the kv-first and recurrent forms only (C14): no
   // run-time switch to qk-first.
@@ -159,6 +159,35 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
   term.keys = b.dim(k, 2);
   term.mask = op.getMaskKind();
   term.block = op.getMaskBlock();
+  // DESIGN §1.3: grouped heads, query positions, windows, score changes.
+  term.keyHeads = b.dim(k, 1);
+  term.groupSize = b.index(1);
+  if (op.hasGroupedHeads())
+    term.groupSize = b.index(op.getQuery().getType().getDimSize(1) /
+                             op.getKey().getType().getDimSize(1));
+  term.positionOffset = b.index(0);
+  if (term.mask == MaskKind::Causal || term.mask == MaskKind::Window ||
+      op.getAlibi()) {
+    int64_t n = op.getQuery().getType().getDimSize(2);
+    int64_t m = op.getKey().getType().getDimSize(2);
+    if (ShapedType::isDynamic(n) || ShapedType::isDynamic(m))
+      term.positionOffset = b.sub(term.keys, term.queries);
+    else
+      term.positionOffset = b.index(m - n);
+  }
+  if (std::optional<MaskAttr> mask = op.getMask()) {
+    // Sequences hold fewer than 2^61 rows (C1: their bytes fit in int64),
+    // so a wider window sees as much as this one, and p + right + 1 cannot
+    // overflow.
+    constexpr int64_t kWidest = int64_t(1) << 61;
+    term.windowLeft = std::min(mask->getLeft(), kWidest);
+    term.windowRight = std::min(mask->getRight(), kWidest);
+  }
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    term.softcap = softcap->convertToDouble();
+  term.alibi = op.getAlibi();
+  term.alibiSlopes = op.getAlibiSlopes();
+  term.sinks = op.getSinks();
   term.normalizer = op.getEffectiveNormalizer();
   term.eps = op.getEffectiveEps();
 

@@ -60,6 +60,7 @@ ChunkPlan to_linalg::planChunks(MaskKind mask, int64_t block,
     plan.carry = false;
     break;
   case MaskKind::None:
+  case MaskKind::Window: // qk-first only (C15)
     break;
   }
   return plan;

@@ -324,14 +324,16 @@ std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
                                                       int64_t keyTile,
                                                       Value keyTiles) {
   ImplicitLocOpBuilder &ob = b.b;
-  Value panels =
-      b.empty({term.batch, term.heads, keyTiles, term.width, b.index(keyTile)});
-  Value values = b.empty({term.batch, term.heads,
+  // Per key/value head: the query heads of a group (DESIGN §1.3) share one
+  // set of panels, built once.
+  Value panels = b.empty(
+      {term.batch, term.keyHeads, keyTiles, term.width, b.index(keyTile)});
+  Value values = b.empty({term.batch, term.keyHeads,
                           b.mul(keyTiles, b.index(keyTile)), term.valueDim});
   auto forall = scf::ForallOp::create(
       ob,
       ArrayRef<OpFoldResult>{LinalgBuilder::ofr(term.batch),
-                             LinalgBuilder::ofr(term.heads),
+                             LinalgBuilder::ofr(term.keyHeads),
                              LinalgBuilder::ofr(keyTiles)},
       ValueRange{panels, values}, std::nullopt);
   {
@@ -410,7 +412,7 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
         } else if (term.normalizer == Normalizer::Length) {
           Value r = linalg::IndexOp::create(ob, loc, 0);
           Value i = arith::AddIOp::create(ob, loc, row0, r);
-          z = visibleKeys(ob, loc, term.mask, term.block, i, term.keys);
+          z = visibleKeys(ob, loc, term, i, term.keys);
         } else {
           z = arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(1.0));
         }

@@ -20,21 +20,47 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::to_linalg;
 
-Value to_linalg::maskAllows(OpBuilder &ob, Location loc, MaskKind kind,
-                            int64_t block, Value i, Value j) {
+Value to_linalg::keyHead(LinalgBuilder &b, const TermOperands &term, Value hi) {
+  if (getConstantIntValue(term.groupSize) == std::optional<int64_t>(1))
+    return hi;
+  return arith::DivUIOp::create(b.b, hi, term.groupSize);
+}
+
+/// p = i + (M - N), the position of query row i (DESIGN §1.3).
+static Value positionOf(OpBuilder &ob, Location loc, const TermOperands &term,
+                        Value i) {
+  if (getConstantIntValue(term.positionOffset) == std::optional<int64_t>(0))
+    return i;
+  return arith::AddIOp::create(ob, loc, i, term.positionOffset);
+}
+
+Value to_linalg::maskAllows(OpBuilder &ob, Location loc,
+                            const TermOperands &term, Value i, Value j) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(ob, loc, p, x, y).getResult();
   };
   auto blockOf = [&](Value x) {
-    Value c = arith::ConstantIndexOp::create(ob, loc, block);
+    Value c = arith::ConstantIndexOp::create(ob, loc, term.block);
     return arith::DivUIOp::create(ob, loc, x, c).getResult();
   };
-  switch (kind) {
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(ob, loc, v).getResult();
+  };
+  switch (term.mask) {
   case MaskKind::None:
     return arith::ConstantIntOp::create(ob, loc, 1, 1);
   case MaskKind::Causal:
-    // j <= i
-    return cmp(arith::CmpIPredicate::ule, j, i);
+    // j <= p (signed: p < 0 for rows above a shorter key sequence)
+    return cmp(arith::CmpIPredicate::sle, j, positionOf(ob, loc, term, i));
+  case MaskKind::Window: {
+    // p - left <= j <= p + right
+    Value p = positionOf(ob, loc, term, i);
+    Value first = arith::SubIOp::create(ob, loc, p, constant(term.windowLeft));
+    Value last = arith::AddIOp::create(ob, loc, p, constant(term.windowRight));
+    return arith::AndIOp::create(ob, loc,
+                                 cmp(arith::CmpIPredicate::sge, j, first),
+                                 cmp(arith::CmpIPredicate::sle, j, last));
+  }
   case MaskKind::Block:
     // i / c == j / c
     return cmp(arith::CmpIPredicate::eq, blockOf(i), blockOf(j));
@@ -50,21 +76,38 @@ Value to_linalg::maskAllows(OpBuilder &ob, Location loc, MaskKind kind,
   return {};
 }
 
-Value to_linalg::visibleKeys(OpBuilder &ob, Location loc, MaskKind kind,
-                             int64_t block, Value i, Value keys) {
+Value to_linalg::visibleKeys(OpBuilder &ob, Location loc,
+                             const TermOperands &term, Value i, Value keys) {
   auto c = [&](int64_t v) {
     return arith::ConstantIndexOp::create(ob, loc, v).getResult();
   };
+  const MaskKind kind = term.mask;
+  const int64_t block = term.block;
   Value count;
   Value one = c(1);
+  // max(0, min(end, keys) - max(start, 0)) for the keys [start, end) of a
+  // row at position p, in signed arithmetic.
+  auto between = [&](Value start, Value end) {
+    Value first = arith::MaxSIOp::create(ob, loc, start, c(0));
+    Value last = arith::MinSIOp::create(ob, loc, end, keys);
+    return arith::MaxSIOp::create(
+               ob, loc, arith::SubIOp::create(ob, loc, last, first), c(0))
+        .getResult();
+  };
   switch (kind) {
   case MaskKind::None:
     count = keys;
     break;
   case MaskKind::Causal:
-    count = arith::MinUIOp::create(
-        ob, loc, arith::AddIOp::create(ob, loc, i, one), keys);
+    count = between(c(0), arith::AddIOp::create(
+                              ob, loc, positionOf(ob, loc, term, i), one));
     break;
+  case MaskKind::Window: {
+    Value p = positionOf(ob, loc, term, i);
+    count = between(arith::SubIOp::create(ob, loc, p, c(term.windowLeft)),
+                    arith::AddIOp::create(ob, loc, p, c(term.windowRight + 1)));
+    break;
+  }
   default: {
     // The block masks see keys in [start, end) with start = (i / c) c.
     Value blk = c(block);
@@ -161,14 +204,19 @@ Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
   };
   Value lastCol = b.add(col0, b.index(cols - 1));
   Value lastRow = b.add(row0, b.index(rows - 1));
+  // The positions of the first and last rows (causal, window).
+  Value firstPos = positionOf(b.b, b.b.getLoc(), term, row0);
+  Value lastPos = positionOf(b.b, b.b.getLoc(), term, lastRow);
   // j <= lastCol < keys
   Value real = cmp(arith::CmpIPredicate::ult, lastCol, term.keys);
   Value blk = b.index(std::max<int64_t>(term.block, 1));
   auto blockOf = [&](Value x) {
     return arith::DivUIOp::create(b.b, x, blk).getResult();
   };
-  // Every j <= every i: the last key is at most the first row.
-  auto causal = [&] { return cmp(arith::CmpIPredicate::ule, lastCol, row0); };
+  // Every j <= every p: the last key is at most the first row's position.
+  auto causal = [&] {
+    return cmp(arith::CmpIPredicate::sle, lastCol, firstPos);
+  };
   // All rows and keys in one block.
   auto oneBlock = [&] {
     Value block = blockOf(row0);
@@ -181,6 +229,12 @@ Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
     return real;
   case MaskKind::Causal:
     return both(real, causal());
+  case MaskKind::Window:
+    // lastPos - left <= col0 and lastCol <= firstPos + right
+    return both(real, both(cmp(arith::CmpIPredicate::sle,
+                               b.sub(lastPos, b.index(term.windowLeft)), col0),
+                           cmp(arith::CmpIPredicate::sle, lastCol,
+                               b.add(firstPos, b.index(term.windowRight)))));
   case MaskKind::Block:
     return both(real, oneBlock());
   case MaskKind::BlockCausal:
@@ -209,12 +263,27 @@ std::pair<Value, Value> to_linalg::visibleKeyTiles(LinalgBuilder &b,
     return arith::DivUIOp::create(b.b, key, b.index(keyTile)).getResult();
   };
   Value lo = b.index(0), hi = keyTiles;
+  // The key tiles that hold keys in [first, end), first >= 0 (signed ends
+  // clamped at 0: rows whose window lies before key 0 see none).
+  auto tilesUpTo = [&](Value end) {
+    Value clamped = arith::MaxSIOp::create(b.b, end, b.index(0));
+    return b.minIdx(keyTiles, b.ceilDiv(clamped, keyTile));
+  };
+  Value firstPos = positionOf(b.b, b.b.getLoc(), term, row0);
+  Value lastPos = positionOf(b.b, b.b.getLoc(), term, lastRow);
   switch (term.mask) {
   case MaskKind::None:
     break;
   case MaskKind::Causal:
-    hi = b.minIdx(keyTiles, b.add(tileOf(lastRow), b.index(1)));
+    hi = tilesUpTo(b.add(lastPos, b.index(1)));
     break;
+  case MaskKind::Window: {
+    Value first = arith::MaxSIOp::create(
+        b.b, b.sub(firstPos, b.index(term.windowLeft)), b.index(0));
+    lo = tileOf(first);
+    hi = tilesUpTo(b.add(lastPos, b.index(term.windowRight + 1)));
+    break;
+  }
   case MaskKind::Block:
     lo = tileOf(firstBlockStart);
     hi = b.minIdx(keyTiles, b.ceilDiv(b.add(lastBlockStart, blk), keyTile));

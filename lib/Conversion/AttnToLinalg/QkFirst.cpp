@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
 
@@ -43,8 +44,90 @@ static Value pairVisible(OpBuilder &gb, Location gl, const TermOperands &term,
   Value j = arith::AddIOp::create(gb, gl, col0, c);
   Value inRange =
       arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult, j, term.keys);
-  return arith::AndIOp::create(
-      gb, gl, inRange, maskAllows(gb, gl, term.mask, term.block, i, j));
+  return arith::AndIOp::create(gb, gl, inRange, maskAllows(gb, gl, term, i, j));
+}
+
+/// DESIGN §1.3's a_h of head \p hi as f32: the ALiBi reference's slopes
+/// (2^(-8(h+1)/n) for the n = 2^floor(log2 H) first heads, then every other
+/// slope of the rule for 2n) or the slopes operand's entry.
+static Value alibiSlope(LinalgBuilder &b, const TermOperands &term, Value hi) {
+  ImplicitLocOpBuilder &ib = b.b;
+  if (term.alibiSlopes)
+    return tensor::ExtractOp::create(ib, term.alibiSlopes, ValueRange{hi});
+  // n, the largest power of two <= H: a constant when H is static.
+  Value closest;
+  if (std::optional<int64_t> heads = getConstantIntValue(term.heads)) {
+    int64_t n = 1;
+    while (n * 2 <= *heads)
+      n *= 2;
+    closest = b.index(n);
+  } else {
+    Value h64 = arith::IndexCastOp::create(ib, ib.getI64Type(), term.heads);
+    Value leading = math::CountLeadingZerosOp::create(ib, h64);
+    Value shift = arith::SubIOp::create(
+        ib, arith::ConstantIntOp::create(ib, ib.getI64Type(), 63), leading);
+    Value n64 = arith::ShLIOp::create(
+        ib, arith::ConstantIntOp::create(ib, ib.getI64Type(), 1), shift);
+    closest = arith::IndexCastOp::create(ib, ib.getIndexType(), n64);
+  }
+  auto toF32 = [&](Value index) {
+    return LinalgBuilder::indexToF32(ib, ib.getLoc(), index);
+  };
+  // h < n: -8 (h + 1) / n; else -4 (2 (h - n) + 1) / n, as powers of two.
+  Value first =
+      arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, hi, closest);
+  Value n = toF32(closest);
+  Value own =
+      arith::MulFOp::create(ib, b.f32(-8.0), toF32(b.add(hi, b.index(1))));
+  Value extra = arith::MulFOp::create(
+      ib, b.f32(-4.0),
+      toF32(b.add(b.mul(b.sub(hi, b.minIdx(hi, closest)), b.index(2)),
+                  b.index(1))));
+  Value exponent = arith::DivFOp::create(
+      ib, arith::SelectOp::create(ib, first, own, extra), n);
+  return math::ExpOp::create(ib,
+                             arith::MulFOp::create(ib, exponent, b.f32(M_LN2)));
+}
+
+/// The score tile after DESIGN §1.3's soft-cap (s <- c tanh(s / c)) and
+/// ALiBi bias (s <- s - a_h |p_i - j|), before the mask.
+static Value modifyScores(LinalgBuilder &inner, const TermOperands &term,
+                          Value scores, Value row0, Value col0, Value slope) {
+  return inner.generic(
+      scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+        Value s = args[0];
+        if (term.softcap) {
+          Value cap = arith::ConstantOp::create(
+              gb, gl, gb.getF32FloatAttr(*term.softcap));
+          Value inverse = arith::ConstantOp::create(
+              gb, gl, gb.getF32FloatAttr(1.0 / *term.softcap));
+          Value t = math::TanhOp::create(
+              gb, gl, arith::MulFOp::create(gb, gl, s, inverse));
+          s = arith::MulFOp::create(gb, gl, cap, t);
+        }
+        if (slope) {
+          Value r = linalg::IndexOp::create(gb, gl, 0);
+          Value c = linalg::IndexOp::create(gb, gl, 1);
+          Value p = arith::AddIOp::create(
+              gb, gl, arith::AddIOp::create(gb, gl, row0, r),
+              term.positionOffset);
+          Value j = arith::AddIOp::create(gb, gl, col0, c);
+          Value diff = arith::SubIOp::create(gb, gl, p, j);
+          Value negative =
+              arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::slt, diff,
+                                    arith::ConstantIndexOp::create(gb, gl, 0));
+          Value distance = arith::SelectOp::create(
+              gb, gl, negative,
+              arith::SubIOp::create(
+                  gb, gl, arith::ConstantIndexOp::create(gb, gl, 0), diff),
+              diff);
+          Value bias = arith::MulFOp::create(
+              gb, gl, slope, LinalgBuilder::indexToF32(gb, gl, distance));
+          s = arith::SubFOp::create(gb, gl, s, bias);
+        }
+        return s;
+      });
 }
 
 /// The tile's share of a decayed term: the head and, for a per-token decay,
@@ -231,6 +314,9 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   auto body = [&](ValueRange ivs, Value validRows) -> Value {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
     Value rowEps;
+    // DESIGN §1.3: the key/value head of this query head, and its ALiBi slope.
+    Value kvHi = keyHead(b, term, hi);
+    Value slope = term.alibi ? alibiSlope(b, term, hi) : Value();
     Value qTile =
         staticTiles
             ? b.tile2d(paddedQ, bi, hi, row0, queryTile, term.width)
@@ -250,15 +336,18 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           ImplicitLocOpBuilder ib(loc, ob);
           LinalgBuilder inner(ib);
           Value col0 = inner.mul(kt, inner.index(keyTile));
-          Value kTile = inner.panel(paddedKT, bi, hi, kt, term.width, keyTile);
+          Value kTile =
+              inner.panel(paddedKT, bi, kvHi, kt, term.width, keyTile);
           Value vTile =
-              inner.tile2d(paddedV, bi, hi, col0, keyTile, term.valueDim);
+              inner.tile2d(paddedV, bi, kvHi, col0, keyTile, term.valueDim);
           // Square tiles (all the pass builds today) share one constant.
           Value tq = inner.index(queryTile);
           Value tk = keyTile == queryTile ? tq : inner.index(keyTile);
           // S = Q_t K_t^T
           Value scores =
               inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
+          if (term.softcap || slope)
+            scores = modifyScores(inner, term, scores, row0, col0, slope);
           Value full =
               tileFullyVisible(inner, term, row0, queryTile, col0, keyTile);
           TileDecay tileDecay{hi, Value(), Value()};
@@ -283,8 +372,23 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter, full,
                             visible, /*testFinite=*/!staticTiles);
         });
-    return normalizeRows(b, term, loop.getResult(2), loop.getResult(1), row0,
-                         queryTile, validRows, rowEps);
+    Value rowSums = loop.getResult(1);
+    if (term.sinks) {
+      // The sink's share of the denominator, exp(sigma_h - m): with it the
+      // quotient is o = acc / (z + exp(sigma - m)) (DESIGN §1.3). A row with
+      // no visible key (m = -inf) gets an infinite sum and stays 0.
+      Value sigma = tensor::ExtractOp::create(b.b, term.sinks, ValueRange{hi});
+      rowSums = b.generic(
+          rowSums, {loop.getResult(0)}, {b.map(1, {0}), b.map(1, {0})}, {kPar},
+          [&](OpBuilder &gb, Location gl, ValueRange args) {
+            Value shifted = arith::SubFOp::create(gb, gl, sigma, args[0]);
+            return arith::AddFOp::create(gb, gl, args[1],
+                                         math::ExpOp::create(gb, gl, shifted))
+                .getResult();
+          });
+    }
+    return normalizeRows(b, term, loop.getResult(2), rowSums, row0, queryTile,
+                         validRows, rowEps);
   };
   return forallRowTiles(b, term, queryTile, tiles.staticTiles,
                         {term.batch, term.heads, queryTiles}, body, rowOf);

@@ -177,6 +177,19 @@ struct TermOperands {
   Normalizer normalizer = Normalizer::Rows;
   double eps = 0.0;
   DecayOperands decay;
+  /// DESIGN §1.3: K and V have keyHeads heads, query head h reading key/value
+  /// head h / groupSize (keyHead()); positionOffset = M - N turns a query
+  /// row i into its position p_i = i + M - N, which causal and window masks
+  /// compare with the key (signed: N > M makes it negative).
+  Value keyHeads, groupSize, positionOffset;
+  /// window(windowLeft, windowRight).
+  int64_t windowLeft = 0, windowRight = 0;
+  /// softmax and relu2: s <- c tanh(s / c), then s <- s - a_h |p_i - j| with
+  /// a_h the standard slopes (alibi, no alibiSlopes) or alibiSlopes [H];
+  /// softmax: sinks [H] in the denominator.
+  std::optional<double> softcap;
+  bool alibi = false;
+  Value alibiSlopes, sinks;
   /// DESIGN §1.2's state in (S0 [B, H, W, E], z0 [B, H, W] or null) and
   /// whether the term returns its final state (and norm).
   Value initialState, initialNorm;
@@ -297,12 +310,17 @@ Value featureTile(LinalgBuilder &b, const FeatureTiles &features, Value tile,
 // Masks
 //===----------------------------------------------------------------------===//
 
-/// Emits `mask allows (i, j)` (i1) for index values i, j.
-Value maskAllows(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
-                 Value i, Value j);
+/// The key/value head that query head \p hi reads (DESIGN §1.3).
+Value keyHead(LinalgBuilder &b, const TermOperands &term, Value hi);
 
-/// The number of keys j < keys that the mask lets query i see, as f32.
-Value visibleKeys(OpBuilder &ob, Location loc, MaskKind kind, int64_t block,
+/// Emits `the term's mask lets query row i see key j` (i1) for index values
+/// i, j (causal and window masks at the row's position i + M - N).
+Value maskAllows(OpBuilder &ob, Location loc, const TermOperands &term, Value i,
+                 Value j);
+
+/// The number of keys j < keys that the term's mask lets query row i see,
+/// as f32.
+Value visibleKeys(OpBuilder &ob, Location loc, const TermOperands &term,
                   Value i, Value keys);
 
 /// Whether row r of a tile sees its key column c (tile coordinates).

@@ -105,7 +105,7 @@ func.func @decay_per_token_chunks(%q: !t, %k: !t, %v: !t, %g: tensor<1x2x8xf32>)
 // CHECK:               linalg.index 1 : index
 // CHECK-NEXT:          %[[I:[a-z0-9_]+]] = arith.addi
 // CHECK-NEXT:          %[[J:[a-z0-9_]+]] = arith.addi
-// CHECK:               arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:               arith.cmpi sle, %[[J]], %[[I]] : index
 // CHECK:               %[[GH:.+]] = tensor.extract %[[G]][%[[H]]] : tensor<2xf32>
 // CHECK:               %[[LG:.+]] = math.log %[[GH]] : f32
 // CHECK:               %[[LGC:.+]] = arith.maximumf %[[LG]], %{{.*}} : f32

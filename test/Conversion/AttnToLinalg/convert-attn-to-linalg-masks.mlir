@@ -13,33 +13,34 @@
 // CHECK-LABEL: func.func @causal(
 // CHECK:         scf.forall (%[[QT:.+]]) in (2)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
-// key tiles [0, min(keyTiles, lastRow / T + 1)), lastRow = min(row0 + T, N) - 1
+// key tiles [0, min(keyTiles, ceil(max(lastPos + 1, 0) / T))), lastPos =
+// min(row0 + T, N) - 1 + (M - N), the last row's position (M = N here)
 // CHECK:           %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
 // CHECK:           %[[ENDN:.+]] = arith.minui %[[END]], %c8 : index
-// CHECK:           %[[LAST:.+]] = arith.subi %[[ENDN]], %c1 : index
-// CHECK:           %[[LASTTILE:.+]] = arith.divui %[[LAST]], %c4 : index
-// CHECK:           %[[HI1:.+]] = arith.addi %[[LASTTILE]], %c1 : index
+// CHECK:           %[[CLAMPED:.+]] = arith.maxsi %[[ENDN]], %c0 : index
+// CHECK:           %[[HI1:.+]] = arith.ceildivui %[[CLAMPED]], %c4 : index
 // CHECK:           %[[HI:.+]] = arith.minui %[[HI1]], %c2 : index
 // CHECK:           scf.for %[[KI:[a-z0-9]+]] = %c0 to %[[HI]] step %c1
 // CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
-// visible(i, j) = j < M and j <= i
+// visible(i, j) = j < M and j <= p_i (signed), p_i = i + M - N = i
 // CHECK:               %[[R:.+]] = linalg.index 0 : index
 // CHECK:               %[[C:.+]] = linalg.index 1 : index
 // CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %[[R]] : index
 // CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
 // CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c8 : index
-// CHECK:               %[[CAUSAL:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:               %[[CAUSAL:.+]] = arith.cmpi sle, %[[J]], %[[I]] : index
 // CHECK:               %[[VIS:.+]] = arith.andi %[[IN_RANGE]], %[[CAUSAL]] : i1
 // CHECK:               arith.select %[[VIS]]
 // acc += W V_t drops a hidden pair's term by the same predicate on a tile
 // that is not wholly visible (visibleProduct)
 // CHECK:             } else {
 // CHECK:               arith.select
-// length(i) = min(i + 1, M)
+// length(i) = max(0, min(p_i + 1, M))
 // CHECK:             %[[R2:.+]] = linalg.index 0 : index
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %[[R2]] : index
 // CHECK:             %[[I1:.+]] = arith.addi %[[I2]], %c1 : index
-// CHECK:             %[[COUNT:.+]] = arith.minui %[[I1]], %c8 : index
+// CHECK:             %[[MIN:.+]] = arith.minsi %[[I1]], %c8 : index
+// CHECK:             %[[COUNT:.+]] = arith.maxsi %[[MIN]], %c0 : index
 // CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
 // CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
 // CHECK:             arith.divf %{{.*}}, %[[COUNTF]] : f32
@@ -188,4 +189,59 @@ func.func @block_causal(%q: !t, %k: !t, %v: !t) -> !t {
 func.func @prior_blocks_length(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel identity (%q, %k, %v) mask prior_blocks(4) normalizer length order qk_first : !t, !t, !t -> !t
   return %0 : !t
+}
+
+// -----
+
+// window(2, 1) with N = 8 queries at the end of M = 12 keys (DESIGN §1.3):
+// row i sits at position p_i = i + M - N = i + 4 and sees p_i - 2 <= j <=
+// p_i + 1.
+// CHECK-LABEL: func.func @window(
+// CHECK:         scf.forall (%[[QT:.+]]) in (2)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// key tiles [max(p_row0 - 2, 0) / T, min(keyTiles, ceil(max(p_last + 2, 0) / T)))
+// with p_row0 - 2 = row0 + 2 and p_last + 2 = min(row0 + T, N) - 1 + 4 + 2
+// CHECK:           %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
+// CHECK:           %[[ENDN:.+]] = arith.minui %[[END]], %c8 : index
+// CHECK:           %[[FIRST:.+]] = arith.addi %[[ROW0]], %c2 : index
+// CHECK:           %[[FIRST0:.+]] = arith.maxsi %[[FIRST]], %c0 : index
+// CHECK:           %[[LO:.+]] = arith.divui %[[FIRST0]], %c4 : index
+// CHECK:           %[[STOP:.+]] = arith.addi %[[ENDN]], %c5 : index
+// CHECK:           %[[STOP0:.+]] = arith.maxsi %[[STOP]], %c0 : index
+// CHECK:           %[[HI1:.+]] = arith.ceildivui %[[STOP0]], %c4 : index
+// CHECK:           %[[HI:.+]] = arith.minui %[[HI1]], %c3 : index
+// CHECK:           %[[FROM:.+]] = arith.minui %[[LO]], %[[HI]] : index
+// CHECK:           scf.for %[[KI:[a-z0-9]+]] = %[[FROM]] to %[[HI]] step %c1
+// CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
+// a whole tile of real keys is visible when p_last - 2 <= col0 and
+// lastCol <= p_row0 + 1 (both row0 + 5)
+// CHECK:             %[[LASTCOL:.+]] = arith.addi %[[COL0]], %c3 : index
+// CHECK:             %[[REAL:.+]] = arith.cmpi ult, %[[LASTCOL]], %c12 : index
+// CHECK:             %[[BOUND:.+]] = arith.addi %[[ROW0]], %c5 : index
+// CHECK:             %[[LEFTOK:.+]] = arith.cmpi sle, %[[BOUND]], %[[COL0]] : index
+// CHECK:             %[[RIGHTOK:.+]] = arith.cmpi sle, %[[LASTCOL]], %[[BOUND]] : index
+// CHECK:             %[[BOTH:.+]] = arith.andi %[[LEFTOK]], %[[RIGHTOK]] : i1
+// CHECK:             %[[FULL:.+]] = arith.andi %[[REAL]], %[[BOTH]] : i1
+// CHECK:             scf.if %[[FULL]]
+// visible(i, j) = j < M and i + 2 <= j <= i + 5
+// CHECK:             } else {
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %{{.*}} : index
+// CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %c12 : index
+// CHECK:               %[[LOWEST:.+]] = arith.addi %[[I]], %c2 : index
+// CHECK:               %[[HIGHEST:.+]] = arith.addi %[[I]], %c5 : index
+// CHECK:               %[[GE:.+]] = arith.cmpi sge, %[[J]], %[[LOWEST]] : index
+// CHECK:               %[[LE:.+]] = arith.cmpi sle, %[[J]], %[[HIGHEST]] : index
+// length(i) = max(0, min(i + 6, M) - max(i + 2, 0))
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}#1, %{{.*}}#0
+// CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK:             %[[START:.+]] = arith.addi %[[I2]], %c2 : index
+// CHECK:             %[[STOPK:.+]] = arith.addi %[[I2]], %c6 : index
+// CHECK:             %[[START0:.+]] = arith.maxsi %[[START]], %c0 : index
+// CHECK:             %[[STOPM:.+]] = arith.minsi %[[STOPK]], %c12 : index
+// CHECK:             %[[SPAN:.+]] = arith.subi %[[STOPM]], %[[START0]] : index
+// CHECK:             arith.maxsi %[[SPAN]], %c0 : index
+func.func @window(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x12x4xf32>, %v: tensor<1x1x12x4xf32>) -> tensor<1x1x8x4xf32> {
+  %0 = attn.term relu2 (%q, %k, %v) mask window(2, 1) : tensor<1x1x8x4xf32>, tensor<1x1x12x4xf32>, tensor<1x1x12x4xf32> -> tensor<1x1x8x4xf32>
+  return %0 : tensor<1x1x8x4xf32>
 }

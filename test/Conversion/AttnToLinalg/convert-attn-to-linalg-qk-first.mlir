@@ -193,6 +193,8 @@ func.func @kernel_qk_first_chunk(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[N:.+]] = tensor.dim %[[Q]], %c2
 // CHECK:         %[[M:.+]] = tensor.dim %[[K]], %c2
+// the rows' positions are offset by M - N (bottom-right, DESIGN §1.3)
+// CHECK:         %[[OFF:.+]] = arith.subi %[[M]], %[[N]] : index
 // CHECK:         %[[QTILES:.+]] = arith.ceildivui %[[N]], %c4 : index
 // CHECK:         %[[KTILES:.+]] = arith.ceildivui %[[M]], %c4 : index
 // padded rows = ceil(N / T) T
@@ -207,23 +209,28 @@ func.func @kernel_qk_first_chunk(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         tensor.pad %[[V]]
 // CHECK:         %[[RES:.+]] = scf.forall (%[[QT:.+]]) in (%[[QTILES]])
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
-// lastRow = min(row0 + T, N) - 1; hi = min(keyTiles, lastRow / T + 1)
+// lastPos = min(row0 + T, N) - 1 + (M - N);
+// hi = min(keyTiles, ceil(max(lastPos + 1, 0) / T))
 // CHECK:           %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
 // CHECK:           %[[ENDN:.+]] = arith.minui %[[END]], %[[N]] : index
 // CHECK:           %[[LAST:.+]] = arith.subi %[[ENDN]], %c1 : index
-// CHECK:           %[[LASTTILE:.+]] = arith.divui %[[LAST]], %c4 : index
-// CHECK:           %[[HI1:.+]] = arith.addi %[[LASTTILE]], %c1 : index
+// CHECK:           %[[LASTPOS:.+]] = arith.addi %[[LAST]], %[[OFF]] : index
+// CHECK:           %[[STOP:.+]] = arith.addi %[[LASTPOS]], %c1 : index
+// CHECK:           %[[STOP0:.+]] = arith.maxsi %[[STOP]], %c0 : index
+// CHECK:           %[[HI1:.+]] = arith.ceildivui %[[STOP0]], %c4 : index
 // CHECK:           %[[HI:.+]] = arith.minui %[[KTILES]], %[[HI1]] : index
 // CHECK:           scf.for %[[KI:[a-z0-9]+]] = %c0 to %[[HI]] step %c1
 // CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
-// W = (j < M and j <= i) ? S : -inf, i = row0 + r, j = col0 + c
+// W = (j < M and j <= p_i) ? S : -inf, i = row0 + r, p_i = i + M - N,
+// j = col0 + c
 // CHECK:             linalg.generic
 // CHECK:               %[[R:.+]] = linalg.index 0 : index
 // CHECK:               %[[C:.+]] = linalg.index 1 : index
 // CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %[[R]] : index
 // CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %[[C]] : index
 // CHECK:               %[[IN_RANGE:.+]] = arith.cmpi ult, %[[J]], %[[M]] : index
-// CHECK:               %[[CAUSAL:.+]] = arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:               %[[P:.+]] = arith.addi %[[I]], %[[OFF]] : index
+// CHECK:               %[[CAUSAL:.+]] = arith.cmpi sle, %[[J]], %[[P]] : index
 // CHECK:               %[[VISIBLE:.+]] = arith.andi %[[IN_RANGE]], %[[CAUSAL]] : i1
 // CHECK:               arith.select %[[VISIBLE]], %{{.*}}, %[[NEG_INF]] : f32
 // CHECK:         tensor.extract_slice %[[RES]][0, 0, 0, 0] [1, 1, %[[N]], 4] [1, 1, 1, 1] : tensor<1x1x?x4xf32> to tensor<1x1x?x4xf32>

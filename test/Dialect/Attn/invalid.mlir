@@ -20,7 +20,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<3x2x
 
 // C1: key head count H must match the query
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x4x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op key has head count H = 4 but query has head count H = 2}}
+  // expected-error@+1 {{'attn.term' op value has key/value head count H_kv = 2 but key has key/value head count H_kv = 4}}
   %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -29,7 +29,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x4x16x8xf32>, %v: tensor<1x2x
 
 // C1: value head count H must match the query
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op value has head count H = 1 but query has head count H = 2}}
+  // expected-error@+1 {{'attn.term' op value has key/value head count H_kv = 1 but key has key/value head count H_kv = 2}}
   %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x1x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -102,7 +102,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C3: a kernel term needs a feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'kernel' needs a feature map (identity, relu, elu1, favor_plus, cosformer or rfa)}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -111,7 +111,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a softmax term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'softmax' takes no feature map, got 'relu'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -120,7 +120,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a relu2 term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'relu2' takes no feature map, got 'identity'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -165,7 +165,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C4: omega is only for favor_plus (not for softmax either)
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op omega is only used by feature maps 'favor_plus' and 'rfa'}}
-  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -207,10 +207,10 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // -----
 
-// C6: causal needs N = M
+// C6: block_causal needs N = M
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op mask 'causal' needs as many queries as keys, but N = 16 and M = 32}}
-  %0 = attn.term softmax (%q, %k, %v) mask causal : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x2x16x8xf32>
+  // expected-error@+1 {{'attn.term' op mask 'block_causal' needs as many queries as keys, but N = 16 and M = 32}}
+  %0 = attn.term softmax (%q, %k, %v) mask block_causal(4) : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -291,7 +291,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C7: projection needs both E and F (only E)
 func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -300,7 +300,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8x
 // C7: projection needs both E and F (only F)
 func.func @f(%q: tensor<1x2x16x8xf32>, %f: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -425,7 +425,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // Mask: unknown mask kind
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{unknown mask 'sliding'; expected none, causal, block(c), block_causal(c) or prior_blocks(c)}}
+  // expected-error@+1 {{unknown mask 'sliding'; expected none, causal, block(c), block_causal(c), prior_blocks(c) or window(l, r)}}
   %0 = attn.term softmax (%q, %k, %v) mask sliding : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -505,7 +505,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // -----
 
 // Mask attribute: unknown kind
-// expected-error@+1 {{unknown mask 'strided'; expected none, causal, block(c), block_causal(c) or prior_blocks(c)}}
+// expected-error@+1 {{unknown mask 'strided'; expected none, causal, block(c), block_causal(c), prior_blocks(c) or window(l, r)}}
 func.func @f() attributes {attn.mask = #attn.mask<strided>} {
   return
 }
@@ -840,7 +840,7 @@ func.func @f(%t: tensor<1x2x16x8xf32>, %g: tensor<1x2x?x8xf32>) -> tensor<1x2x16
 // error, not a read past the operands.
 func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 3}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -849,7 +849,7 @@ func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // No query, and a group of two keys.
 func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 0}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -858,7 +858,7 @@ func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // C12: a decay is a number or an operand, not both
 func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op decay is either a number or an operand, not both}}
-  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -1066,5 +1066,113 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'final_state' needs the output and the final state types (and the norm's for rows), got 1}}
   %0 = attn.term kernel relu (%q, %q, %q) final_state mask causal normalizer none : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C1: grouped heads, H_kv must divide H
+func.func @f(%q: tensor<1x6x16x8xf32>, %k: tensor<1x4x16x8xf32>) -> tensor<1x6x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op key/value head count H_kv = 4 must divide the query head count H = 6}}
+  %0 = attn.term softmax (%q, %k, %k) : tensor<1x6x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32> -> tensor<1x6x16x8xf32>
+  return %0 : tensor<1x6x16x8xf32>
+}
+
+// -----
+
+// C1: grouped heads need static head counts
+func.func @f(%q: tensor<1x?x16x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x?x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op grouped heads need static head counts, but the query has H = ? and the key H_kv = 2}}
+  %0 = attn.term softmax (%q, %k, %k) : tensor<1x?x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x?x16x8xf32>
+  return %0 : tensor<1x?x16x8xf32>
+}
+
+// -----
+
+// C1: key and value agree on H_kv
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op value has key/value head count H_kv = 4 but key has key/value head count H_kv = 2}}
+  %0 = attn.term softmax (%q, %k, %v) : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x4x16x8xf32> -> tensor<1x4x16x8xf32>
+  return %0 : tensor<1x4x16x8xf32>
+}
+
+// -----
+
+// C6: a causal kernel term needs N = M (softmax and relu2 align bottom-right)
+func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error@+1 {{'attn.term' op mask 'causal' needs as many queries as keys, but N = 4 and M = 16}}
+  %0 = attn.term kernel elu1 (%q, %k, %k) mask causal : tensor<1x2x4x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The window's sizes are not negative
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{mask 'window' needs non-negative left and right sizes, got -1 and 0}}
+  %0 = attn.term softmax (%q, %q, %q) mask window(-1, 0) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C15: a kernel term with a window is evaluated qk-first
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op order 'kv_first' is not legal with a 'window' mask (only 'qk_first')}}
+  %0 = attn.term kernel elu1 (%q, %q, %q) mask window(3, 0) order kv_first : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C15: ... and so is one with grouped heads
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x4x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op order 'recurrent' is not legal with grouped heads (only 'qk_first')}}
+  %0 = attn.term kernel elu1 (%q, %k, %k) mask causal order recurrent : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x16x8xf32>
+  return %0 : tensor<1x4x16x8xf32>
+}
+
+// -----
+
+// C16: softcap is positive
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op softcap must be finite and positive, got 0}}
+  %0 = attn.term softmax (%q, %q, %q) softcap 0.0 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C16: softcap and alibi transform softmax and relu2 scores only
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op alibi needs a 'softmax' or 'relu2' term, but the score is 'kernel'}}
+  %0 = attn.term kernel relu (%q, %q, %q) alibi : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C16: sinks belong to softmax
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op sink needs a 'softmax' term, but the score is 'relu2'}}
+  %0 = attn.term relu2 (%q, %q, %q) sink(%s : tensor<2xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C16: one sink per query head
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<3xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op sink [H] has 3 entries but the head count H = 2}}
+  %0 = attn.term softmax (%q, %q, %q) sink(%s : tensor<3xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C16: ALiBi slopes come with the alibi clause, one per query head
+func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<4xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op alibi slopes [H] has 4 entries but the head count H = 2}}
+  %0 = attn.term softmax (%q, %q, %q) alibi(%s : tensor<4xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }

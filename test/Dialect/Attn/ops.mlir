@@ -469,3 +469,38 @@ func.func @state_in_out(%q: !t, %k: !t, %v: !t, %s: tensor<1x2x8x8xf32>, %z: ten
   %o, %s1, %z1 = attn.term kernel elu1 (%q, %k, %v) state(%s, %z : tensor<1x2x8x8xf32>, tensor<1x2x8xf32>) final_state mask causal order recurrent : !t, !t, !t -> !t, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
   return %o, %s1, %z1 : !t, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// DESIGN §1.3: grouped heads, query positions, windows, soft-capping, ALiBi
+// and sinks
+//===----------------------------------------------------------------------===//
+
+// Four query heads over two key/value heads; a window; a causal block of
+// four queries at the end of 32 keys (bottom-right alignment).
+// CHECK-LABEL: func.func @grouped_windows(
+// CHECK:         attn.term softmax (%{{.*}}, %{{.*}}, %{{.*}}) mask window(127, 0) : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x16x8xf32>{{$}}
+// CHECK:         attn.term relu2 (%{{.*}}, %{{.*}}, %{{.*}}) mask window(3, 2) : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x16x8xf32>{{$}}
+// CHECK:         attn.term softmax (%{{.*}}, %{{.*}}, %{{.*}}) mask causal : tensor<1x4x4x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x4x4x8xf32>{{$}}
+func.func @grouped_windows(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>,
+                           %v: tensor<1x2x16x8xf32>, %q4: tensor<1x4x4x8xf32>,
+                           %k32: tensor<1x2x32x8xf32>, %v32: tensor<1x2x32x8xf32>)
+    -> (tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x4x8xf32>) {
+  %0 = attn.term softmax (%q, %k, %v) mask window(127, 0) : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x16x8xf32>
+  %1 = attn.term relu2 (%q, %k, %v) mask window(3, 2) : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x16x8xf32>
+  %2 = attn.term softmax (%q4, %k32, %v32) mask causal : tensor<1x4x4x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x4x4x8xf32>
+  return %0, %1, %2 : tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x4x8xf32>
+}
+
+// s <- 50 tanh(s / 50), then the ALiBi bias (the standard slopes or an
+// operand [H]), then the mask; a sink logit per head.
+// CHECK-LABEL: func.func @score_modifications(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[SL:[a-z0-9]+]]: tensor<2xf32>)
+// CHECK:         attn.term softmax (%[[Q]], %[[Q]], %[[Q]]) softcap 5.000000e+01 mask causal : {{.*}}
+// CHECK:         attn.term relu2 (%[[Q]], %[[Q]], %[[Q]]) alibi mask causal : {{.*}}
+// CHECK:         attn.term softmax (%[[Q]], %[[Q]], %[[Q]]) softcap 3.000000e+01 alibi(%[[SL]] : tensor<2xf32>) sink(%[[SL]] : tensor<2xf32>) mask window(7, 0) : {{.*}}
+func.func @score_modifications(%q: !t, %slopes: tensor<2xf32>) -> (!t, !t, !t) {
+  %0 = attn.term softmax (%q, %q, %q) softcap 50.0 mask causal : !t, !t, !t -> !t
+  %1 = attn.term relu2 (%q, %q, %q) alibi mask causal : !t, !t, !t -> !t
+  %2 = attn.term softmax (%q, %q, %q) mask window(7, 0) sink(%slopes : tensor<2xf32>) alibi(%slopes : tensor<2xf32>) softcap 30.0 : !t, !t, !t -> !t
+  return %0, %1, %2 : !t, !t, !t
+}

@@ -73,10 +73,11 @@ case("out-overlap", lambda: softmax(q, k, v, out=q))
 case("reference-float64", lambda: softmax.reference(q, k, v.astype(np.float64)))
 
 # A non-zero status of attnKernelRun: sizes that the spec ties and only the
-# library checks (causal needs N = M, here two different dynamic dims).
+# library checks (a causal kernel term needs N = M, here two different
+# dynamic dims).
 tied = attn.compile(
     "attention tied {\n  dim N\n  dim M\n  input q: [1, 1, N, 8]\n  input k: [1, 1, M, 8]\n"
-    "  input v: [1, 1, M, 8]\n  term { score = softmax\n mask = causal }\n}\n",
+    "  input v: [1, 1, M, 8]\n  term { score = kernel elu1\n mask = causal }\n}\n",
     cache_dir=cache,
 )
 a, b = f32(1, 1, 4, 8), f32(1, 1, 6, 8)

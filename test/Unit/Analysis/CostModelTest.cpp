@@ -85,6 +85,8 @@ bool visible(MaskKind mask, int64_t c, int64_t i, int64_t j) {
     return i / c == j / c && j <= i;
   case MaskKind::PriorBlocks:
     return j / c < i / c;
+  case MaskKind::Window:
+    return false; // windowPairs below
   }
   return false;
 }
@@ -92,9 +94,46 @@ bool visible(MaskKind mask, int64_t c, int64_t i, int64_t j) {
 double bruteForcePairs(MaskKind mask, int64_t c, int64_t n, int64_t m) {
   double count = 0;
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < m; ++j)
-      count += visible(mask, c, i, j) ? 1 : 0;
+    for (int64_t j = 0; j < m; ++j) {
+      // Causal reads the query's position M - N + i (DESIGN §1.3).
+      int64_t p = mask == MaskKind::Causal ? i + m - n : i;
+      count += visible(mask, c, p, j) ? 1 : 0;
+    }
   return count;
+}
+
+/// window(l, r) over N queries at positions M - N + i: p - l <= j <= p + r.
+double bruteForceWindowPairs(int64_t l, int64_t r, int64_t n, int64_t m) {
+  double count = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t p = i + m - n;
+      count += p - l <= j && j <= p + r ? 1 : 0;
+    }
+  return count;
+}
+
+TEST(UnmaskedPairs, WindowMatchesBruteForce) {
+  for (int64_t n = 1; n <= 19; ++n)
+    for (int64_t m = 1; m <= 19; ++m)
+      for (int64_t l = 0; l <= 21; l += 3)
+        for (int64_t r = 0; r <= 7; r += 2)
+          ASSERT_EQ(unmaskedPairs(MaskKind::Window, 0, n, m, l, r),
+                    bruteForceWindowPairs(l, r, n, m))
+              << "window(" << l << ", " << r << ") N " << n << " M " << m;
+}
+
+TEST(UnmaskedPairs, WindowIsAFractionOfCausal) {
+  // window(256) at N = 16384: 256 keys per row but the first 255 rows'
+  // 1 + ... + 255: 16384·256 − 255·256/2 = 4161664 pairs, 3.1% of causal's.
+  double window = unmaskedPairs(MaskKind::Window, 0, 16384, 16384, 255, 0);
+  EXPECT_EQ(window, 16384.0 * 256 - 255.0 * 256 / 2);
+  EXPECT_LT(window / unmaskedPairs(MaskKind::Causal, 0, 16384, 16384), 0.05);
+  // Sizes near 2^62 neither overflow nor hang.
+  double huge = unmaskedPairs(MaskKind::Window, 0, int64_t(1) << 62,
+                              int64_t(1) << 62, 4095, 0);
+  EXPECT_GT(huge, 0.0);
+  EXPECT_TRUE(std::isfinite(huge));
 }
 
 TEST(UnmaskedPairs, HandComputed) {
@@ -102,11 +141,12 @@ TEST(UnmaskedPairs, HandComputed) {
   EXPECT_EQ(unmaskedPairs(MaskKind::None, 0, 7, 5), 35);
   // causal, N = M = 10: 10·11/2 = 55.
   EXPECT_EQ(unmaskedPairs(MaskKind::Causal, 0, 10, 10), 55);
-  // causal, N = 4 < M = 9: rows see 1, 2, 3, 4 keys = 10.
-  EXPECT_EQ(unmaskedPairs(MaskKind::Causal, 0, 4, 9), 10);
-  // causal, N = 9 > M = 4: rows 0..3 see 1..4 (10), rows 4..8 see all 4
-  // (5·4 = 20): 30.
-  EXPECT_EQ(unmaskedPairs(MaskKind::Causal, 0, 9, 4), 30);
+  // causal, N = 4 < M = 9 (bottom-right, positions 5..8): rows see 6, 7,
+  // 8, 9 keys = 30.
+  EXPECT_EQ(unmaskedPairs(MaskKind::Causal, 0, 4, 9), 30);
+  // causal, N = 9 > M = 4: positions -5..3, rows see 0 (five times), 1, 2,
+  // 3, 4 keys = 10.
+  EXPECT_EQ(unmaskedPairs(MaskKind::Causal, 0, 9, 4), 10);
   // block(4), N = M = 10: two full 4×4 blocks (32) plus a 2×2 partial (4) = 36.
   EXPECT_EQ(unmaskedPairs(MaskKind::Block, 4, 10, 10), 36);
   // block(4), N = 10, M = 6: block 0 16, block 1 rows 4..7 × keys 4,5 = 8,

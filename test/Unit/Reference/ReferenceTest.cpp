@@ -1945,12 +1945,12 @@ TEST(ReferenceValidate, RejectsEachInvalidCase) {
          p.terms[0].score = Score::Relu2;
        },
        "no feature map"},
-      {"causal N != M",
+      {"window with a negative size",
        [](Problem &p) {
-         p.queries = 2;
-         p.terms[0].mask = mask(MaskKind::Causal);
+         p.terms[0].mask.kind = MaskKind::Window;
+         p.terms[0].mask.left = -1;
        },
-       "N == M"},
+       "non-negative left and right"},
       {"block_causal N != M",
        [](Problem &p) {
          p.keys = 2;
@@ -2334,6 +2334,214 @@ TEST(ReferenceValidate, RandomFeatureMessages) {
 TEST(ReferenceValidate, NullOutputIsAnError) {
   ValidFixture f;
   EXPECT_NE(evaluate(f.problem(), nullptr), "");
+}
+
+//===----------------------------------------------------------------------===//
+// DESIGN §1.3: positions, windows, grouped heads, score modifications,
+// sinks, lengths and the log-sum-exp
+//===----------------------------------------------------------------------===//
+
+Mask window(int64_t left, int64_t right) {
+  Mask result;
+  result.kind = MaskKind::Window;
+  result.left = left;
+  result.right = right;
+  return result;
+}
+
+/// A softmax term whose scores are all 0 (q = 0): every visible key weighs
+/// the same, so each row is the mean of the values it sees.
+Term uniformSoftmax(const std::vector<float> &q, const std::vector<float> &k) {
+  return makeTerm(Score::Softmax, FeatureMap::None, 1, q, k);
+}
+
+TEST(ReferenceWindow, AllowsMatchesDefinition) {
+  // window(1, 2) at position 5 sees keys 4..7.
+  Mask w = window(1, 2);
+  for (int64_t j = 0; j < 10; ++j)
+    EXPECT_EQ(w.allows(5, j), j >= 4 && j <= 7) << "j = " << j;
+}
+
+TEST(ReferenceWindow, CausalWindowMeansOfTwo) {
+  // window(2) = window(1, 0): row i sees {i - 1, i}; v = [1, 2, 4, 8].
+  const std::vector<float> q(4, 0.0f), k(4, 1.0f), v = {1, 2, 4, 8};
+  Problem p = makeProblem(4, 4, 1, v);
+  p.terms.push_back(uniformSoftmax(q, k));
+  p.terms[0].mask = window(1, 0);
+  expectAllClose(run(p), {1.0, 1.5, 3.0, 6.0});
+  // window(1, 1): {0, 1}, {0, 1, 2}, {1, 2, 3}, {2, 3}.
+  p.terms[0].mask = window(1, 1);
+  expectAllClose(run(p), {1.5, 7.0 / 3.0, 14.0 / 3.0, 6.0});
+}
+
+TEST(ReferencePositions, CausalAlignsBottomRight) {
+  // N = 2 queries at the end of M = 4 keys: positions 2 and 3.
+  const std::vector<float> q(2, 0.0f), k(4, 1.0f), v = {1, 2, 4, 8};
+  Problem p = makeProblem(2, 4, 1, v);
+  p.terms.push_back(uniformSoftmax(q, k));
+  p.terms[0].mask = mask(MaskKind::Causal);
+  expectAllClose(run(p), {7.0 / 3.0, 15.0 / 4.0});
+  // N = 3 queries over M = 2 keys: positions -1, 0, 1; the first row sees
+  // nothing and is 0.
+  const std::vector<float> q3(3, 0.0f), k2(2, 1.0f), v2 = {1, 2};
+  Problem wide = makeProblem(3, 2, 1, v2);
+  wide.terms.push_back(uniformSoftmax(q3, k2));
+  wide.terms[0].mask = mask(MaskKind::Causal);
+  expectAllClose(run(wide), {0.0, 1.0, 1.5});
+}
+
+TEST(ReferenceGroupedHeads, QueryHeadsShareKeyValueHead) {
+  // H = 2 query heads over H_kv = 1: both read k = [0, 1], v = [1, 3].
+  // Head 0, q = 0: the mean, 2. Head 1, s = 1, q = ln 3: scores [0, ln 3],
+  // weights [1, 3], O = (1 + 9) / 4 = 2.5.
+  const std::vector<float> q = {0.0f, static_cast<float>(std::log(3.0))};
+  const std::vector<float> k = {0, 1}, v = {1, 3};
+  Problem p = makeProblem(1, 2, 1, v);
+  p.heads = 2;
+  p.keyHeads = 1;
+  p.terms.push_back(makeTerm(Score::Softmax, FeatureMap::None, 1, q, k));
+  p.terms[0].scale = 1.0;
+  expectAllClose(run(p), {2.0, 2.5});
+  // Heads that do not divide are an error.
+  p.heads = 3;
+  p.keyHeads = 2;
+  std::vector<float> out(3);
+  EXPECT_NE(evaluate(p, out.data()).find("must divide"), std::string::npos);
+}
+
+TEST(ReferenceScoreMods, SoftcapBoundsTheLogit) {
+  // s = 1, q = 1, k = [0, 10]: scores [0, 10], capped at 5: [0, 5 tanh 2].
+  const std::vector<float> q = {1}, k = {0, 10}, v = {0, 1};
+  Problem p = makeProblem(1, 2, 1, v);
+  p.terms.push_back(makeTerm(Score::Softmax, FeatureMap::None, 1, q, k));
+  p.terms[0].scale = 1.0;
+  p.terms[0].softcap = 5.0;
+  const double w = std::exp(5.0 * std::tanh(2.0));
+  expectAllClose(run(p), {w / (1.0 + w)});
+}
+
+TEST(ReferenceScoreMods, AlibiSlopesOfTheReference) {
+  // Powers of two: 2^(-8(h+1)/H). H = 6: the 4 slopes of H = 4, then the
+  // slopes 0 and 2 of H = 8 (2^-1, 2^-3).
+  std::vector<double> eight = alibiSlopes(8);
+  ASSERT_EQ(eight.size(), 8u);
+  for (int h = 0; h < 8; ++h)
+    expectClose(eight[h], std::pow(2.0, -(h + 1)));
+  std::vector<double> six = alibiSlopes(6);
+  const double expected[] = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
+  ASSERT_EQ(six.size(), 6u);
+  for (int h = 0; h < 6; ++h)
+    expectClose(six[h], expected[h]);
+  expectClose(alibiSlopes(1)[0], 1.0 / 256.0);
+}
+
+TEST(ReferenceScoreMods, AlibiBiasByDistance) {
+  // q = 0, causal, slope 1 (an input): row 1 weighs key 0 by e^-1, key 1 by
+  // 1: O = (e^-1·0 + 1·1) / (e^-1 + 1). Row 0 sees key 0 only: 0.
+  const std::vector<float> q(2, 0.0f), k(2, 1.0f), v = {0, 1}, slopes = {1};
+  Problem p = makeProblem(2, 2, 1, v);
+  p.terms.push_back(uniformSoftmax(q, k));
+  p.terms[0].mask = mask(MaskKind::Causal);
+  p.terms[0].alibi = true;
+  p.terms[0].alibiSlopes = slopes.data();
+  expectAllClose(run(p), {0.0, 1.0 / (std::exp(-1.0) + 1.0)});
+  // The standard slope for H = 1 is 2^-8.
+  p.terms[0].alibiSlopes = nullptr;
+  const double a = 1.0 / 256.0;
+  expectAllClose(run(p), {0.0, 1.0 / (std::exp(-a) + 1.0)});
+}
+
+TEST(ReferenceSinks, SinkJoinsTheDenominatorOnly) {
+  // q = 0: scores [0, 0]; sink ln 2: z = 1 + 1 + 2 = 4 (in units of e^0),
+  // O = (1 + 3) / 4 = 1, lse = log 4.
+  const std::vector<float> q = {0}, k = {1, 1}, v = {1, 3};
+  const std::vector<float> sinks = {static_cast<float>(std::log(2.0))};
+  Problem p = makeProblem(1, 2, 1, v);
+  p.terms.push_back(uniformSoftmax(q, k));
+  p.terms[0].sinks = sinks.data();
+  expectAllClose(run(p), {1.0});
+  std::vector<float> lse(1);
+  ASSERT_EQ(logSumExp(p, 0, lse.data()), "");
+  expectClose(lse[0], std::log(4.0));
+  // A row that sees no key stays 0 (and its lse -inf), sink or not.
+  const std::vector<float> q3(3, 0.0f);
+  Problem wide = makeProblem(3, 2, 1, v);
+  wide.terms.push_back(uniformSoftmax(q3, k));
+  wide.terms[0].mask = mask(MaskKind::Causal);
+  wide.terms[0].sinks = sinks.data();
+  // Rows at positions -1, 0, 1: 0, 1·1/(1 + 2), (1 + 3)/(2 + 2).
+  expectAllClose(run(wide), {0.0, 1.0 / 3.0, 1.0});
+  std::vector<float> rows(3);
+  ASSERT_EQ(logSumExp(wide, 0, rows.data()), "");
+  EXPECT_EQ(rows[0], -std::numeric_limits<float>::infinity());
+  expectClose(rows[1], std::log(3.0));
+  expectClose(rows[2], std::log(4.0));
+}
+
+TEST(ReferenceLengths, KeyAndQueryLengthsPerBatch) {
+  // B = 2, N = M = 2, q = 0. Batch 0: one key, both rows -> v_0 = 1.
+  // Batch 1: both keys, one row -> (5 + 7) / 2 = 6, then a zero row.
+  const std::vector<float> q(4, 0.0f), k(4, 1.0f), v = {1, 3, 5, 7};
+  const std::vector<float> keyLengths = {1, 2}, queryLengths = {2, 1};
+  Problem p = makeProblem(2, 2, 1, v);
+  p.batch = 2;
+  p.terms.push_back(uniformSoftmax(q, k));
+  p.terms[0].keyLengths = keyLengths.data();
+  p.terms[0].queryLengths = queryLengths.data();
+  expectAllClose(run(p), {1.0, 1.0, 6.0, 0.0});
+  // A fractional length is an error.
+  const std::vector<float> fractional = {1.5f, 2.0f};
+  p.terms[0].keyLengths = fractional.data();
+  std::vector<float> out(4);
+  EXPECT_NE(evaluate(p, out.data()).find("non-negative integer"),
+            std::string::npos);
+}
+
+TEST(ReferenceLogSumExp, MergingKeyHalvesGivesOnePass) {
+  // Scores s = q·k over 4 keys, split into keys {0, 1} and {2, 3}; the two
+  // halves' outputs merge by their log-sum-exps (DESIGN §1.3) into the
+  // output of one pass, computed here by hand.
+  const std::vector<float> q = {0.5f}, k = {1, -2, 3, 0.25f};
+  const std::vector<float> v = {1, 2, 3, 4};
+  double scores[4], z = 0, num = 0;
+  for (int j = 0; j < 4; ++j) {
+    scores[j] = 0.5 * k[j];
+    z += std::exp(scores[j]);
+    num += std::exp(scores[j]) * v[j];
+  }
+  auto half = [&](int first) {
+    const std::vector<float> kh = {k[first], k[first + 1]};
+    const std::vector<float> vh = {v[first], v[first + 1]};
+    Problem p = makeProblem(1, 2, 1, vh);
+    p.terms.push_back(makeTerm(Score::Softmax, FeatureMap::None, 1, q, kh));
+    p.terms[0].scale = 1.0;
+    std::vector<float> out = run(p), lse(1);
+    EXPECT_EQ(logSumExp(p, 0, lse.data()), "");
+    return std::make_pair(double(out[0]), double(lse[0]));
+  };
+  auto [oa, la] = half(0);
+  auto [ob, lb] = half(2);
+  const double l = std::log(std::exp(la) + std::exp(lb));
+  expectClose(std::exp(la - l) * oa + std::exp(lb - l) * ob, num / z);
+  expectClose(l, std::log(z));
+}
+
+TEST(ReferenceScoreMods, ValidationMessages) {
+  const std::vector<float> q = {1}, k = {1}, v = {1};
+  Problem p = makeProblem(1, 1, 1, v);
+  p.terms.push_back(makeTerm(Score::Kernel, FeatureMap::Elu1, 1, q, k));
+  p.terms[0].softcap = 2.0;
+  std::vector<float> out(1);
+  EXPECT_NE(evaluate(p, out.data()).find("softcap needs a softmax or relu2"),
+            std::string::npos);
+  p.terms[0].softcap.reset();
+  const std::vector<float> sinks = {0};
+  p.terms[0].sinks = sinks.data();
+  EXPECT_NE(evaluate(p, out.data()).find("sinks need a softmax"),
+            std::string::npos);
+  p.terms[0].sinks = nullptr;
+  p.terms[0].mask = window(-1, 0);
+  EXPECT_NE(evaluate(p, out.data()).find("non-negative"), std::string::npos);
 }
 
 } // namespace

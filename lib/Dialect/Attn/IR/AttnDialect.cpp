@@ -43,7 +43,20 @@ bool MaskAttr::isCausal() const {
 }
 
 LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               MaskKind kind, int64_t block) {
+                               MaskKind kind, int64_t block, int64_t left,
+                               int64_t right) {
+  if (kind == MaskKind::Window) {
+    if (left < 0 || right < 0)
+      return emitError() << "mask 'window' needs non-negative left and right "
+                            "sizes, got "
+                         << left << " and " << right;
+    if (block != 0)
+      return emitError() << "mask 'window' takes no block size";
+    return success();
+  }
+  if (left != 0 || right != 0)
+    return emitError() << "mask '" << stringifyMaskKind(kind)
+                       << "' takes no window sizes";
   if (kindHasBlock(kind)) {
     if (block <= 0)
       return emitError() << "mask '" << stringifyMaskKind(kind)
@@ -65,10 +78,26 @@ FailureOr<MaskAttr> mlir::attn::parseMaskClause(AsmParser &parser) {
   if (!kind) {
     parser.emitError(loc) << "unknown mask '" << keyword
                           << "'; expected none, causal, block(c), "
-                             "block_causal(c) or prior_blocks(c)";
+                             "block_causal(c), prior_blocks(c) or "
+                             "window(l, r)";
     return failure();
   }
   int64_t block = 0;
+  if (*kind == MaskKind::Window) {
+    int64_t left = 0, right = 0;
+    if (parser.parseLParen())
+      return failure();
+    SMLoc sizeLoc = parser.getCurrentLocation();
+    if (parser.parseInteger(left) || parser.parseComma() ||
+        parser.parseInteger(right) || parser.parseRParen())
+      return failure();
+    MaskAttr attr =
+        MaskAttr::getChecked([&] { return parser.emitError(sizeLoc); },
+                             parser.getContext(), *kind, 0, left, right);
+    if (!attr)
+      return failure();
+    return attr;
+  }
   if (!MaskAttr::kindHasBlock(*kind)) {
     if (succeeded(parser.parseOptionalLParen())) {
       parser.emitError(loc) << "mask '" << keyword << "' takes no block size";
@@ -84,9 +113,8 @@ FailureOr<MaskAttr> mlir::attn::parseMaskClause(AsmParser &parser) {
                           << "' needs a block size: " << keyword << "(c)";
     return failure();
   }
-  MaskAttr attr = MaskAttr::getChecked(
-      [&] { return parser.emitError(loc); }, parser.getContext(), *kind,
-      block);
+  MaskAttr attr = MaskAttr::getChecked([&] { return parser.emitError(loc); },
+                                       parser.getContext(), *kind, block, 0, 0);
   if (!attr)
     return failure();
   return attr;
@@ -96,6 +124,8 @@ void mlir::attn::printMaskClause(AsmPrinter &printer, MaskAttr mask) {
   printer << stringifyMaskKind(mask.getKind());
   if (mask.hasBlock())
     printer << "(" << mask.getBlock() << ")";
+  if (mask.getKind() == MaskKind::Window)
+    printer << "(" << mask.getLeft() << ", " << mask.getRight() << ")";
 }
 
 Attribute MaskAttr::parse(AsmParser &parser, Type) {

@@ -24,6 +24,17 @@ MaskKind TermOp::getMaskKind() {
   return mask ? mask->getKind() : MaskKind::None;
 }
 
+bool TermOp::hasGroupedHeads() {
+  int64_t heads = getQuery().getType().getDimSize(1);
+  int64_t keyHeads = getKey().getType().getDimSize(1);
+  return !ShapedType::isDynamic(heads) && !ShapedType::isDynamic(keyHeads) &&
+         heads != keyHeads;
+}
+
+bool TermOp::needsQkFirst() {
+  return getMaskKind() == MaskKind::Window || hasGroupedHeads();
+}
+
 int64_t TermOp::getMaskBlock() {
   std::optional<MaskAttr> mask = getMask();
   return mask ? mask->getBlock() : 0;
@@ -129,9 +140,9 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
 
   std::optional<OpAsmParser::UnresolvedOperand> omega, keyProj, valueProj,
-      decay, keyWeight, initialState, initialNorm;
+      decay, keyWeight, initialState, initialNorm, alibiSlopes, sinks;
   Type omegaType, keyProjType, valueProjType, decayType, keyWeightType,
-      initialStateType, initialNormType;
+      initialStateType, initialNormType, alibiSlopesType, sinksType;
   bool finalState = false;
   llvm::StringSet<> seen;
   while (true) {
@@ -140,7 +151,7 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     if (parser.parseOptionalKeyword(
             &clause, {"omega", "project", "mask", "normalizer", "scale", "eps",
                       "order", "chunk", "crossover", "decay", "key_weight",
-                      "state", "final_state"}))
+                      "state", "final_state", "softcap", "alibi", "sink"}))
       break;
     if (!seen.insert(clause).second)
       return parser.emitError(loc) << "duplicate '" << clause << "' clause";
@@ -161,6 +172,24 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
           return failure();
         props.decay_rate = builder.getF64FloatAttr(number);
       }
+    } else if (clause == "softcap") {
+      double number;
+      if (parser.parseFloat(number))
+        return failure();
+      props.softcap = builder.getF64FloatAttr(number);
+    } else if (clause == "alibi") {
+      props.alibi = builder.getUnitAttr();
+      if (succeeded(parser.parseOptionalLParen())) {
+        alibiSlopes.emplace();
+        if (parser.parseOperand(*alibiSlopes) ||
+            parser.parseColonType(alibiSlopesType) || parser.parseRParen())
+          return failure();
+      }
+    } else if (clause == "sink") {
+      sinks.emplace();
+      if (parser.parseLParen() || parser.parseOperand(*sinks) ||
+          parser.parseColonType(sinksType) || parser.parseRParen())
+        return failure();
     } else if (clause == "final_state") {
       finalState = true;
     } else if (clause == "state") {
@@ -236,9 +265,10 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   // The clauses are the only spelling of the op's own attributes, so that a
   // stray dictionary entry cannot silently override one.
-  for (StringRef name : {"score", "feature_map", "mask", "normalizer", "scale",
-                         "eps", "order", "chunk", "crossover", "decay_rate",
-                         "operandSegmentSizes", "resultSegmentSizes"})
+  for (StringRef name :
+       {"score", "feature_map", "mask", "normalizer", "scale", "eps", "order",
+        "chunk", "crossover", "decay_rate", "softcap", "alibi",
+        "operandSegmentSizes", "resultSegmentSizes"})
     if (result.attributes.get(name))
       return parser.emitError(attrLoc)
              << "'" << name << "' must be written as a clause, not in the "
@@ -285,6 +315,11 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
   if (initialNorm &&
       parser.resolveOperand(*initialNorm, initialNormType, result.operands))
     return failure();
+  if (alibiSlopes &&
+      parser.resolveOperand(*alibiSlopes, alibiSlopesType, result.operands))
+    return failure();
+  if (sinks && parser.resolveOperand(*sinks, sinksType, result.operands))
+    return failure();
 
   int32_t hasOmega = omega ? 1 : 0, hasProj = keyProj ? 1 : 0;
   props.operandSegmentSizes = {1,
@@ -296,7 +331,9 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
                                decay ? 1 : 0,
                                keyWeight ? 1 : 0,
                                initialState ? 1 : 0,
-                               initialNorm ? 1 : 0};
+                               initialNorm ? 1 : 0,
+                               alibiSlopes ? 1 : 0,
+                               sinks ? 1 : 0};
   int32_t extra = static_cast<int32_t>(resultTypes.size()) - 1;
   props.resultSegmentSizes = {1, extra > 0 ? 1 : 0, extra > 1 ? 1 : 0};
   result.addTypes(resultTypes);
@@ -335,6 +372,17 @@ void TermOp::print(OpAsmPrinter &printer) {
   }
   if (getFinalState())
     printer << " final_state";
+  if (FloatAttr softcap = getSoftcapAttr()) {
+    printer << " softcap ";
+    printer.printFloat(softcap.getValue());
+  }
+  if (getAlibi()) {
+    printer << " alibi";
+    if (Value slopes = getAlibiSlopes())
+      printer << "(" << slopes << " : " << slopes.getType() << ")";
+  }
+  if (Value sinks = getSinks())
+    printer << " sink(" << sinks << " : " << sinks.getType() << ")";
   if (std::optional<MaskAttr> mask = getMask()) {
     printer << " mask ";
     printMaskClause(printer, *mask);
@@ -361,7 +409,8 @@ void TermOp::print(OpAsmPrinter &printer) {
       {getScoreAttrName(), getFeatureMapAttrName(), getMaskAttrName(),
        getNormalizerAttrName(), getScaleAttrName(), getEpsAttrName(),
        getOrderAttrName(), getChunkAttrName(), getCrossoverAttrName(),
-       getDecayRateAttrName(), "operandSegmentSizes", "resultSegmentSizes"});
+       getDecayRateAttrName(), getSoftcapAttrName(), getAlibiAttrName(),
+       "operandSegmentSizes", "resultSegmentSizes"});
   printer << " : " << getQuery().getType() << ", " << getKey().getType() << ", "
           << getValue().getType() << " -> " << getResult().getType();
   if (Value state = getFinalState())
@@ -451,6 +500,8 @@ LogicalResult TermOp::verify() {
                              {"key weight", getKeyWeight()},
                              {"state", getInitialState()},
                              {"normaliser state", getInitialNorm()},
+                             {"ALiBi slopes", getAlibiSlopes()},
+                             {"sinks", getSinks()},
                              {"final state", getFinalState()},
                              {"final normaliser state", getFinalNorm()},
                              {"result", getResult()}})
@@ -460,8 +511,8 @@ LogicalResult TermOp::verify() {
   DimChecker dims{getOperation()};
   dims.check("key", keyType, 0, "query", queryType, 0, "batch size B");
   dims.check("value", valueType, 0, "query", queryType, 0, "batch size B");
-  dims.check("key", keyType, 1, "query", queryType, 1, "head count H");
-  dims.check("value", valueType, 1, "query", queryType, 1, "head count H");
+  dims.check("value", valueType, 1, "key", keyType, 1,
+             "key/value head count H_kv");
   dims.check("key", keyType, 3, "query", queryType, 3, "feature size D");
   dims.check("value", valueType, 2, "key", keyType, 2, "key length M");
   // (C2) Result shape [B,H,N,E].
@@ -473,6 +524,25 @@ LogicalResult TermOp::verify() {
              "value size E");
   if (dims.failed)
     return failure();
+  // (C1) Grouped heads: H_kv = H, or both static and H_kv divides H (the
+  // lowering and the entry point's checks need the group size r = H / H_kv
+  // when they are built).
+  {
+    int64_t heads = queryType.getDimSize(1), keyHeads = keyType.getDimSize(1);
+    bool staticHeads =
+        !ShapedType::isDynamic(heads) && !ShapedType::isDynamic(keyHeads);
+    if (staticHeads && heads % keyHeads != 0)
+      return emitOpError("key/value head count H_kv = ")
+             << keyHeads << " must divide the query head count H = " << heads;
+    if (!staticHeads && heads != keyHeads)
+      return emitOpError("grouped heads need static head counts, but the "
+                         "query has H = ")
+             << (ShapedType::isDynamic(heads) ? std::string("?")
+                                              : std::to_string(heads))
+             << " and the key H_kv = "
+             << (ShapedType::isDynamic(keyHeads) ? std::string("?")
+                                                 : std::to_string(keyHeads));
+  }
 
   int64_t queryLen = queryType.getDimSize(2), keyLen = keyType.getDimSize(2);
   int64_t featureDim = queryType.getDimSize(3);
@@ -524,9 +594,14 @@ LogicalResult TermOp::verify() {
   if (getOrder() == Order::Recurrent && isProjected())
     return emitOpError("order 'recurrent' is not allowed with 'project'");
 
-  // (C6) Causal masks compare positions of one sequence.
+  // (C6) block_causal compares blocks of one sequence, and the kernel
+  // lowerings of causal terms walk one sequence; softmax and relu2 align a
+  // shorter query block bottom-right (p_i = M - N + i).
   std::optional<MaskAttr> mask = getMask();
-  if (mask && mask->isCausal() && staticallyDifferent(queryLen, keyLen))
+  bool needsSameLength =
+      mask && (mask->getKind() == MaskKind::BlockCausal ||
+               (mask->getKind() == MaskKind::Causal && score == Score::Kernel));
+  if (needsSameLength && staticallyDifferent(queryLen, keyLen))
     return emitOpError("mask '")
            << stringifyMaskKind(mask->getKind())
            << "' needs as many queries as keys, but N = " << queryLen
@@ -716,6 +791,50 @@ LogicalResult TermOp::verify() {
   }
   if (getInitialNorm() && !getInitialState())
     return emitOpError("a normaliser state needs the state S");
+
+  // (C15) Only qk-first evaluates windows and grouped heads of kernel terms.
+  if (needsQkFirst() && getOrder() != Order::Auto &&
+      getOrder() != Order::QkFirst)
+    return emitOpError("order '")
+           << stringifyOrder(getOrder()) << "' is not legal with "
+           << (getMaskKind() == MaskKind::Window ? "a 'window' mask"
+                                                 : "grouped heads")
+           << " (only 'qk_first')";
+  if (hasGroupedHeads() && (hasDecay() || getKeyWeight()))
+    return emitOpError("decay and key_weight are not allowed with grouped "
+                       "heads");
+  if (needsQkFirst() && hasState())
+    return emitOpError("a state is not allowed with ")
+           << (getMaskKind() == MaskKind::Window ? "a 'window' mask"
+                                                 : "grouped heads");
+
+  // (C16) Score modifications and sinks.
+  if (std::optional<APFloat> softcap = getSoftcap()) {
+    double c = softcap->convertToDouble();
+    if (!std::isfinite(c) || c <= 0.0)
+      return emitOpError("softcap must be finite and positive, got ") << c;
+  }
+  if (modifiesScores() && score == Score::Kernel)
+    return emitOpError(getSoftcap() ? "softcap" : "alibi")
+           << " needs a 'softmax' or 'relu2' term, but the score is 'kernel'";
+  if (getAlibiSlopes() && !getAlibi())
+    return emitOpError("ALiBi slopes need the 'alibi' clause");
+  if (getAlibi() && isProjected())
+    return emitOpError("alibi is not allowed with 'project'");
+  if (getSinks() && score != Score::Softmax)
+    return emitOpError("sink needs a 'softmax' term, but the score is '")
+           << stringifyScore(score) << "'";
+  for (auto [name, operand] :
+       {std::pair<StringRef, Value>{"alibi slopes", getAlibiSlopes()},
+        {"sink", getSinks()}}) {
+    if (!operand)
+      continue;
+    int64_t size = cast<RankedTensorType>(operand.getType()).getDimSize(0);
+    if (staticallyDifferent(size, queryType.getDimSize(1)))
+      return emitOpError() << name << " [H] has " << size
+                           << " entries but the head count H = "
+                           << queryType.getDimSize(1);
+  }
   if (getFinalNorm() && !getFinalState())
     return emitOpError("a final normaliser state needs the final state S");
 

@@ -69,6 +69,12 @@ struct SelectOrderPass
         return term.emitOpError("force=kv_first is not legal: score '")
                << stringifyScore(term.getScore())
                << "' has no product form (only qk_first)";
+      if (*forced != Order::QkFirst && term.needsQkFirst())
+        return term.emitOpError("force=")
+               << stringifyOrder(*forced) << " is not legal: "
+               << (term.getMaskKind() == MaskKind::Window ? "a 'window' mask"
+                                                          : "grouped heads")
+               << " (only qk_first)";
       if (*forced == Order::Recurrent && !shape.hasRecurrentForm())
         return term.emitOpError("force=recurrent is not legal: it needs a "
                                 "'kernel' term with mask 'causal' and no "
@@ -89,7 +95,8 @@ struct SelectOrderPass
           order = strategy.order == cost::Order::Recurrent ? Order::Recurrent
                                                            : Order::KvFirst;
         }
-    } else if (order == Order::Auto && !term.hasProductForm()) {
+    } else if (order == Order::Auto &&
+               (!term.hasProductForm() || term.needsQkFirst())) {
       order = Order::QkFirst;
     } else if (order == Order::Auto && dynamicLength) {
       // Both orders are emitted; record where to switch.

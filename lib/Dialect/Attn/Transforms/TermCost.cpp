@@ -50,6 +50,8 @@ static cost::MaskKind toCost(MaskKind mask) {
     return cost::MaskKind::BlockCausal;
   case MaskKind::PriorBlocks:
     return cost::MaskKind::PriorBlocks;
+  case MaskKind::Window:
+    return cost::MaskKind::Window;
   }
   return cost::MaskKind::None;
 }
@@ -73,8 +75,14 @@ mlir::attn::getTermShape(TermOp term, int64_t assumedLength,
   shape.featureMap = toCost(term.getFeatureMap());
   shape.mask = toCost(term.getMaskKind());
   shape.maskBlock = term.getMaskBlock();
+  if (std::optional<MaskAttr> mask = term.getMask()) {
+    shape.windowLeft = mask->getLeft();
+    shape.windowRight = mask->getRight();
+  }
+  shape.qkFirstOnly = term.needsQkFirst();
   shape.batch = sizeOr(query.getDimSize(0), 1, "B");
   shape.heads = sizeOr(query.getDimSize(1), 1, "H");
+  shape.keyHeads = sizeOr(key.getDimSize(1), shape.heads, "H_kv");
   // Causal masks tie N and M (C6): where one is static, so is the other.
   int64_t queries = query.getDimSize(2), keys = key.getDimSize(2);
   if (term.getMask() && term.getMask()->isCausal()) {

@@ -31,7 +31,8 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind", "which keys a query may see", [
     I32EnumAttrCase<"Causal", 1, "causal">,
     I32EnumAttrCase<"Block", 2, "block">,
     I32EnumAttrCase<"BlockCausal", 3, "block_causal">,
-    I32EnumAttrCase<"PriorBlocks", 4, "prior_blocks">
+    I32EnumAttrCase<"PriorBlocks", 4, "prior_blocks">,
+    I32EnumAttrCase<"Window", 5, "window">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::attn";

@@ -12,6 +12,7 @@ def Attn_Tensor4D : 4DTensorOf<[F32]>;
 def Attn_Tensor2D : 2DTensorOf<[F32]>;
 def Attn_Tensor3D : 3DTensorOf<[F32]>;
 def Attn_DecayTensor : TensorRankOf<[F32], [1, 3]>;
+def Attn_Tensor1D : 1DTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
 // TermOp
@@ -71,6 +72,18 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     (rows) z_{N−1} [B, H, F] after the output. With either, the term is
     evaluated by chunked `kv_first` or `recurrent` (never `qk_first`).
 
+    Heads, positions, windows and score modifications (DESIGN §1.3): K and V
+    may have H_kv heads with H = r·H_kv query heads (grouped-query and
+    multi-query attention), query head h reading key/value head ⌊h / r⌋.
+    The `causal` and `window(l, r)` masks read the query position
+    p_i = M − N + i (bottom-right alignment, so that N < M is a block of
+    queries at the end of M keys: decoding against a cache). For `softmax`
+    and `relu2` the score s·q·k goes through `softcap c` (s ← c·tanh(s/c)),
+    then `alibi` (s ← s − a_h·|p_i − j|, with the ALiBi reference's slopes
+    a_h, or `alibi(%slopes)` [H]), then the mask. `sink(%sinks)` [H]
+    (softmax) adds one logit σ_h per head to the denominator only:
+    m_i = max(max_j s_ij, σ_h), z_i = Σ_j exp(s_ij − m_i) + exp(σ_h − m_i).
+
     `order` and `chunk` record decisions that do not change the result:
     `qk_first` computes (φQ φK^T) V, `kv_first` computes φQ (φK^T V) (kernel
     terms only), `recurrent` runs token by token (causal kernel terms:
@@ -91,10 +104,10 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     ```
 
     Constraints (sizes are checked where both are static):
-    - (C1) `query` is [B,H,N,D], `key` is [B,H,M,D], `value` is [B,H,M,E]
-      with positive sizes;
-      B, H agree across the three, D across query and key, M across key and
-      value. The static sizes of every operand and of the result, times 4
+    - (C1) `query` is [B,H,N,D], `key` is [B,H_kv,M,D], `value` is
+      [B,H_kv,M,E] with positive sizes; B agrees across the three, H_kv
+      between key and value, D across query and key, M across key and
+      value; H_kv = H, or both are static and H_kv divides H. The static sizes of every operand and of the result, times 4
       bytes, fit in int64 (every buffer and loop is sized by that product).
     - (C2) The result is [B,H,N,E].
     - (C3) A `kernel` term has a feature map; `softmax` and `relu2` have none.
@@ -102,7 +115,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
       `omega`.
     - (C5) `kv_first` and `recurrent` need the product form: only `kernel`
       terms; `recurrent` needs the `causal` mask and no `project`.
-    - (C6) `causal` and `block_causal` masks need N = M.
+    - (C6) `block_causal` masks need N = M, and so does `causal` on a
+      `kernel` term (softmax and relu2 align N < M bottom-right).
     - (C7) `project` takes E and F, both [k, M]; it is not allowed with a mask.
     - (C8) `scale` is finite and positive, and only given to terms that use
       it (`softmax`, `relu2`, `kernel favor_plus`).
@@ -119,6 +133,12 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
       mask, no `project` and an order other than `qk_first`; the states are
       [B, H, F, E] and, exactly when the normaliser is `rows`, [B, H, F]
       (F = D, 2D for `cosformer`, m for `favor_plus`, 2m for `rfa`).
+    - (C15) A `kernel` term with a `window` mask or grouped heads
+      (H_kv < H) is evaluated `qk_first` (its order is `auto` or
+      `qk_first`).
+    - (C16) `softcap` is finite and positive and `alibi` is given to
+      `softmax` and `relu2` terms only, `alibi` not with `project`; `sink`
+      needs `softmax`; the slopes and sinks are [H].
   }];
 
   let arguments = (ins
@@ -132,6 +152,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     Optional<Attn_Tensor3D>:$key_weight,
     Optional<Attn_Tensor4D>:$initial_state,
     Optional<Attn_Tensor3D>:$initial_norm,
+    Optional<Attn_Tensor1D>:$alibi_slopes,
+    Optional<Attn_Tensor1D>:$sinks,
     Attn_ScoreAttr:$score,
     OptionalAttr<Attn_FeatureMapAttr>:$feature_map,
     OptionalAttr<Attn_MaskAttr>:$mask,
@@ -141,7 +163,9 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     OptionalAttr<F64Attr>:$decay_rate,
     DefaultValuedAttr<Attn_OrderAttr, "::mlir::attn::Order::Auto">:$order,
     OptionalAttr<I64Attr>:$chunk,
-    OptionalAttr<I64Attr>:$crossover
+    OptionalAttr<I64Attr>:$crossover,
+    OptionalAttr<F64Attr>:$softcap,
+    UnitAttr:$alibi
   );
   let results = (outs Attn_Tensor4D:$result,
                       Optional<Attn_Tensor4D>:$final_state,
@@ -173,6 +197,13 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     bool isProjected() { return getKeyProjection() != nullptr; }
     /// True when the term has a decay (a number or an operand).
     bool hasDecay() { return getDecayRate() || getDecay(); }
+    /// True when K and V have fewer heads than Q (DESIGN §1.3).
+    bool hasGroupedHeads();
+    /// True when only qk-first can evaluate the term (C15): a window mask
+    /// or grouped heads.
+    bool needsQkFirst();
+    /// True when the term transforms its scores (softcap or alibi).
+    bool modifiesScores() { return getSoftcap() || getAlibi(); }
   }];
 }
 
