@@ -122,7 +122,14 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
-  plan.recurrent = RecurrentTiles{defaultTile, staticTiles};
+  // A static N below the tile (a decode step) maps its features in a tile
+  // of N rows: padding a one-token step to a whole tile of q, k and v rows
+  // moved more bytes than the state.
+  int64_t recurrentTile = defaultTile;
+  int64_t queries = op.getQuery().getType().getDimSize(2);
+  if (!staticTiles && !ShapedType::isDynamic(queries))
+    recurrentTile = std::min(recurrentTile, queries);
+  plan.recurrent = RecurrentTiles{recurrentTile, staticTiles};
   return plan;
 }
 

@@ -9,8 +9,11 @@
 //
 // so the work per token is two passes over the state and nothing is
 // reused across tokens: memory-bound, and the right form for decoding (one
-// or a few tokens) rather than for a prefill. The feature rows are mapped a
-// tile of `tile` tokens at a time (the same feature tiles as the other
+// or a few tokens) rather than for a prefill. The state lives in the final
+// state's output (or a fresh buffer) from the start, and token 0 reads S0
+// (or nothing) instead of a copy of it: a one-token decode step reads S0
+// once, writes S once and reads it once for the query. The feature rows are
+// mapped a tile of `tile` tokens at a time (the same feature tiles as the other
 // strategies), and an inner loop walks the tile's real tokens.
 //
 //===----------------------------------------------------------------------===//
@@ -82,8 +85,46 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
     ob.setInsertionPoint(forall.getTerminator());
     Value bi = forall.getInductionVars()[0];
     Value hi = forall.getInductionVars()[1];
-    // S_{-1} = S0 (0 without a state in), z_{-1} = z0
-    auto [state, norm] = initialStates(b, term, bi, hi);
+    // The state's buffers: (bi, hi)'s slices of the final state outputs, or
+    // fresh ones. Token 0 writes them whole (S_0 = g_0 S0 + kappa_0 phi(k_0)
+    // v_0^T, without S0 when there is none), so they start uninitialised.
+    auto stateSlice = [&](unsigned result, bool returned,
+                          ArrayRef<Value> sizes) -> Value {
+      if (!returned)
+        return b.empty(sizes);
+      SmallVector<int64_t> shape;
+      SmallVector<OpFoldResult> offsets = {bi, hi},
+                                extents = {ob.getIndexAttr(1),
+                                           ob.getIndexAttr(1)};
+      for (Value size : sizes) {
+        shape.push_back(
+            getConstantIntValue(size).value_or(ShapedType::kDynamic));
+        offsets.push_back(ob.getIndexAttr(0));
+        extents.push_back(LinalgBuilder::ofr(size));
+      }
+      return tensor::ExtractSliceOp::create(
+          ob, RankedTensorType::get(shape, ob.getF32Type()),
+          forall.getRegionIterArgs()[result], offsets, extents,
+          SmallVector<OpFoldResult>(offsets.size(), ob.getIndexAttr(1)));
+    };
+    Value state = stateSlice(1, term.returnsState, {width, valueDim});
+    Value norm =
+        stateSlice(term.returnsState ? 2 : 1, term.returnsNorm, {width});
+    // The rows of S a token updates and queries together (W static and a
+    // multiple of it), 0 for the whole state at once.
+    constexpr int64_t kStateRows = 16;
+    std::optional<int64_t> staticWidth = getConstantIntValue(width);
+    const int64_t stateRowTile = staticWidth && *staticWidth > kStateRows &&
+                                         *staticWidth % kStateRows == 0
+                                     ? kStateRows
+                                     : 0;
+    // S0 and z0 of (bi, hi), read by token 0 only.
+    Value initialState, initialNorm;
+    if (term.initialState)
+      initialState =
+          b.tile2d(term.initialState, bi, hi, b.index(0), width, valueDim);
+    if (term.initialNorm)
+      initialNorm = b.tile1d(term.initialNorm, bi, hi, width);
     Value headOut = headRows(b, forall, bi, hi, outRows, valueDim, staticTiles);
     auto tiles = scf::ForOp::create(
         ob, b.index(0), tileCount, b.index(1), ValueRange{state, norm, headOut},
@@ -145,43 +186,178 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
                     {tib.getAffineConstantExpr(0), tib.getAffineDimExpr(0)},
                     tib.getContext());
                 Value gRow = gTile ? elementOf(token, gTile, r) : Value();
-                // S = g S + phi(k) v^T, in place
-                SmallVector<Value> inputs = {kRow, vRow};
-                SmallVector<AffineMap> maps = {kMap, vMap};
-                if (gRow) {
-                  inputs.push_back(gRow);
-                  maps.push_back(first2);
-                }
-                maps.push_back(token.map(2, {0, 1}));
-                Value newState = token.generic(
-                    carried[0], inputs, maps, {kPar, kPar},
-                    [&](OpBuilder &gb, Location gl, ValueRange args) {
-                      Value s = args.back();
-                      if (gRow)
-                        s = arith::MulFOp::create(gb, gl, s, args[2]);
-                      return LinalgBuilder::mulAdd(gb, gl, args[0], args[1], s);
-                    });
-                // z = g z + phi(k)
-                SmallVector<Value> normInputs = {kRow};
-                SmallVector<AffineMap> normMaps = {kMap1};
-                if (gRow) {
-                  normInputs.push_back(gRow);
-                  normMaps.push_back(first1);
-                }
-                normMaps.push_back(token.map(1, {0}));
-                Value newNorm = token.generic(
-                    carried[1], normInputs, normMaps, {kPar},
-                    [&](OpBuilder &gb, Location gl, ValueRange args) {
-                      Value z = args.back();
-                      if (gRow)
-                        z = arith::MulFOp::create(gb, gl, z, args[1]);
-                      return arith::AddFOp::create(gb, gl, z, args[0])
-                          .getResult();
-                    });
-                // o = phi(q)^T S / (phi(q) . z + eps)
+                // S = g S + phi(k) v^T, in place; token 0 reads S0 (or no
+                // state) instead of the carried buffer, which it fills.
+                // (On the rows of \p out, a slice of the state, with \p kPart
+                // the matching part of phi(k).)
+                auto updateRows = [&](LinalgBuilder &at, Value previous,
+                                      Value out, Value kPart) -> Value {
+                  SmallVector<Value> inputs = {kPart, vRow};
+                  SmallVector<AffineMap> maps = {kMap, vMap};
+                  if (gRow && previous) {
+                    inputs.push_back(gRow);
+                    maps.push_back(first2);
+                  }
+                  if (previous && previous != out) {
+                    inputs.push_back(previous);
+                    maps.push_back(at.map(2, {0, 1}));
+                  }
+                  maps.push_back(at.map(2, {0, 1}));
+                  bool decayed = gRow && previous;
+                  return at.generic(
+                      out, inputs, maps, {kPar, kPar},
+                      [&](OpBuilder &gb, Location gl,
+                          ValueRange args) -> Value {
+                        Value kv =
+                            arith::MulFOp::create(gb, gl, args[0], args[1]);
+                        if (!previous)
+                          return kv;
+                        Value s = previous == out ? args.back()
+                                                  : args[args.size() - 2];
+                        if (decayed)
+                          s = arith::MulFOp::create(gb, gl, s, args[2]);
+                        return arith::AddFOp::create(gb, gl, s, kv).getResult();
+                      });
+                };
+                // z = g z + phi(k), token 0 from z0 (or nothing)
+                auto updateNorm = [&](LinalgBuilder &at,
+                                      Value previous) -> Value {
+                  SmallVector<Value> inputs = {kRow};
+                  SmallVector<AffineMap> maps = {kMap1};
+                  if (gRow && previous) {
+                    inputs.push_back(gRow);
+                    maps.push_back(first1);
+                  }
+                  if (previous && previous != carried[1]) {
+                    inputs.push_back(previous);
+                    maps.push_back(at.map(1, {0}));
+                  }
+                  maps.push_back(at.map(1, {0}));
+                  bool decayed = gRow && previous;
+                  return at.generic(
+                      carried[1], inputs, maps, {kPar},
+                      [&](OpBuilder &gb, Location gl,
+                          ValueRange args) -> Value {
+                        if (!previous)
+                          return args[0];
+                        Value z = previous == carried[1]
+                                      ? args.back()
+                                      : args[args.size() - 2];
+                        if (decayed)
+                          z = arith::MulFOp::create(gb, gl, z, args[1]);
+                        return arith::AddFOp::create(gb, gl, z, args[0])
+                            .getResult();
+                      });
+                };
+                Value isFirst =
+                    arith::CmpIOp::create(tib, arith::CmpIPredicate::eq,
+                                          token.add(row0, r), token.index(0));
+                auto firstOrNext =
+                    [&](OpBuilder &ib2, Location il,
+                        function_ref<Value(LinalgBuilder &, Value)> update,
+                        Value initial, Value current) {
+                      return scf::IfOp::create(
+                                 ib2, il, isFirst,
+                                 [&](OpBuilder &fb, Location fl) {
+                                   ImplicitLocOpBuilder fib(fl, fb);
+                                   LinalgBuilder at(fib);
+                                   scf::YieldOp::create(fib,
+                                                        update(at, initial));
+                                 },
+                                 [&](OpBuilder &fb, Location fl) {
+                                   ImplicitLocOpBuilder fib(fl, fb);
+                                   LinalgBuilder at(fib);
+                                   scf::YieldOp::create(fib,
+                                                        update(at, current));
+                                 })
+                          .getResult(0);
+                    };
+                Value newNorm =
+                    firstOrNext(tib, tl, updateNorm, initialNorm, carried[1]);
+                // S = g S + phi(k) v^T and num = phi(q)^T S, then
+                // o = num / (phi(q) . z + eps)
                 Value one = token.index(1);
-                Value num = token.matmulNN(qRow, newState,
-                                           token.filled({one, valueDim}, 0.0));
+                Value newState, num;
+                if (stateRowTile) {
+                  // A block of state rows at a time: each is updated, then
+                  // multiplied into num while it is still in L1, so that S
+                  // is read and written once per token.
+                  auto rows = scf::ForOp::create(
+                      tib, token.index(0), width, token.index(stateRowTile),
+                      ValueRange{carried[0],
+                                 token.filled({one, valueDim}, 0.0)},
+                      [&](OpBuilder &rb, Location rl, Value f0,
+                          ValueRange acc) {
+                        ImplicitLocOpBuilder rib(rl, rb);
+                        LinalgBuilder at(rib);
+                        Value rowsHere = at.index(stateRowTile);
+                        auto block = [&](Value tensor, Value row, Value count,
+                                         Value cols) -> Value {
+                          auto type = cast<RankedTensorType>(tensor.getType());
+                          SmallVector<int64_t> shape = {
+                              getConstantIntValue(count).value_or(
+                                  ShapedType::kDynamic),
+                              getConstantIntValue(cols).value_or(
+                                  ShapedType::kDynamic)};
+                          return tensor::ExtractSliceOp::create(
+                              rib,
+                              RankedTensorType::get(shape,
+                                                    type.getElementType()),
+                              tensor, ArrayRef<OpFoldResult>{row, f0},
+                              ArrayRef<OpFoldResult>{LinalgBuilder::ofr(count),
+                                                     LinalgBuilder::ofr(cols)},
+                              ArrayRef<OpFoldResult>{rib.getIndexAttr(1),
+                                                     rib.getIndexAttr(1)});
+                        };
+                        auto stateBlock = [&](Value tensor) -> Value {
+                          auto type = cast<RankedTensorType>(tensor.getType());
+                          return tensor::ExtractSliceOp::create(
+                              rib,
+                              RankedTensorType::get(
+                                  {stateRowTile, type.getDimSize(1)},
+                                  type.getElementType()),
+                              tensor,
+                              ArrayRef<OpFoldResult>{f0, rib.getIndexAttr(0)},
+                              ArrayRef<OpFoldResult>{
+                                  rib.getIndexAttr(stateRowTile),
+                                  LinalgBuilder::ofr(valueDim)},
+                              ArrayRef<OpFoldResult>{rib.getIndexAttr(1),
+                                                     rib.getIndexAttr(1)});
+                        };
+                        Value kPart = block(kRow, at.index(0), one, rowsHere);
+                        Value qPart = block(qRow, at.index(0), one, rowsHere);
+                        Value out = stateBlock(acc[0]);
+                        Value first =
+                            initialState ? stateBlock(initialState) : Value();
+                        Value updated = firstOrNext(
+                            rib, rl,
+                            [&](LinalgBuilder &b2, Value previous) {
+                              return updateRows(b2, previous, out, kPart);
+                            },
+                            first, out);
+                        Value partial = at.matmulNN(qPart, updated, acc[1]);
+                        Value stored = tensor::InsertSliceOp::create(
+                            rib, updated, acc[0],
+                            ArrayRef<OpFoldResult>{f0, rib.getIndexAttr(0)},
+                            ArrayRef<OpFoldResult>{
+                                rib.getIndexAttr(stateRowTile),
+                                LinalgBuilder::ofr(valueDim)},
+                            ArrayRef<OpFoldResult>{rib.getIndexAttr(1),
+                                                   rib.getIndexAttr(1)});
+                        scf::YieldOp::create(rib, ValueRange{stored, partial});
+                      });
+                  newState = rows.getResult(0);
+                  num = rows.getResult(1);
+                } else {
+                  newState = firstOrNext(
+                      tib, tl,
+                      [&](LinalgBuilder &b2, Value previous) {
+                        return updateRows(b2, previous, carried[0], kRow);
+                      },
+                      initialState, carried[0]);
+                  num = token.matmulNN(qRow, newState,
+                                       token.filled({one, valueDim}, 0.0));
+                }
                 Value den =
                     token.matvec(qRow, newNorm, token.filled({one}, 0.0));
                 Value epsRow;
