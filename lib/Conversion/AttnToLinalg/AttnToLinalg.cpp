@@ -116,8 +116,14 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   int64_t qkTile = defaultTile;
   if (chunk && op.getOrder() == Order::QkFirst)
     qkTile = *chunk;
+  // Fewer queries than a tile, static (a decode step against a cache): a
+  // tile of N query rows, not N real rows padded to a whole tile.
+  int64_t queryRows = op.getQuery().getType().getDimSize(2);
+  int64_t qkQueryTile = qkTile;
+  if (!staticTiles && !ShapedType::isDynamic(queryRows))
+    qkQueryTile = std::min(qkQueryTile, queryRows);
   plan.qkFirst =
-      QkFirstTiles{/*queryTile=*/qkTile, /*keyTile=*/qkTile, staticTiles};
+      QkFirstTiles{/*queryTile=*/qkQueryTile, /*keyTile=*/qkTile, staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
@@ -126,9 +132,8 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   // of N rows: padding a one-token step to a whole tile of q, k and v rows
   // moved more bytes than the state.
   int64_t recurrentTile = defaultTile;
-  int64_t queries = op.getQuery().getType().getDimSize(2);
-  if (!staticTiles && !ShapedType::isDynamic(queries))
-    recurrentTile = std::min(recurrentTile, queries);
+  if (!staticTiles && !ShapedType::isDynamic(queryRows))
+    recurrentTile = std::min(recurrentTile, queryRows);
   plan.recurrent = RecurrentTiles{recurrentTile, staticTiles};
   return plan;
 }
