@@ -367,7 +367,13 @@ def main():
     args = parser.parse_args()
     if args.inside_venv:
         return worker(args)
-    python = ensure_venv(args.venv)
+    return run_in_venv(args.venv, __file__)
+
+
+def run_in_venv(venv, script):
+    """Re-executes SCRIPT with its arguments inside VENV (made on first use)
+    with WORKER_FLAG, and returns its exit status."""
+    python = ensure_venv(venv)
     env = dict(os.environ)
     env.setdefault("ATTN_LIBRARY", os.path.join(REPO, "build", "lib", "libattn_c.so"))
     # Two OpenMP runtimes share the process (PyTorch's libgomp, the kernels'
@@ -376,7 +382,7 @@ def main():
     # one runs on next. Both read these and then release the cores at once.
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env.setdefault("KMP_BLOCKTIME", "0")
-    return subprocess.run([python, os.path.abspath(__file__), WORKER_FLAG] + sys.argv[1:],
+    return subprocess.run([python, os.path.abspath(script), WORKER_FLAG] + sys.argv[1:],
                           env=env).returncode
 
 

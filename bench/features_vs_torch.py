@@ -33,7 +33,6 @@ CPU model, ISA and a probed FMA peak. Exits 1 when a pair disagrees.
 import argparse
 import math
 import os
-import subprocess
 import sys
 import time
 
@@ -45,9 +44,9 @@ from cpu_vs_torch import (  # noqa: E402
     best_times,
     cpu_flags,
     cpu_model,
-    ensure_venv,
     log,
     probe_fma_peak,
+    run_in_venv,
 )
 
 FEATURES = {
@@ -238,13 +237,7 @@ def main():
     args = parser.parse_args()
     if args.inside_venv:
         return worker(args)
-    python = ensure_venv(args.venv)
-    env = dict(os.environ)
-    env.setdefault("ATTN_LIBRARY", os.path.join(REPO, "build", "lib", "libattn_c.so"))
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    env.setdefault("KMP_BLOCKTIME", "0")
-    return subprocess.run([python, os.path.abspath(__file__), WORKER_FLAG] + sys.argv[1:],
-                          env=env).returncode
+    return run_in_venv(args.venv, __file__)
 
 
 if __name__ == "__main__":

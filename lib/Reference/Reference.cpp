@@ -935,8 +935,9 @@ std::string reference::evaluate(const Problem &problem, float *out) {
   return "";
 }
 
-std::string reference::finalState(const Problem &problem, size_t termIndex,
-                                  float *state, float *norm) {
+/// validate()'s message, or one for a \p termIndex past the terms; "" when
+/// the problem is valid and has that term.
+static std::string validateTermIndex(const Problem &problem, size_t termIndex) {
   std::string message = validate(problem);
   if (!message.empty())
     return message;
@@ -944,6 +945,14 @@ std::string reference::finalState(const Problem &problem, size_t termIndex,
     return "term " + std::to_string(termIndex) +
            " does not exist (the spec has " +
            std::to_string(problem.terms.size()) + ")";
+  return "";
+}
+
+std::string reference::finalState(const Problem &problem, size_t termIndex,
+                                  float *state, float *norm) {
+  std::string message = validateTermIndex(problem, termIndex);
+  if (!message.empty())
+    return message;
   const Term &term = problem.terms[termIndex];
   const std::string prefix = "term " + std::to_string(termIndex) + ": ";
   if (term.score != Score::Kernel || term.mask.kind != MaskKind::Causal)
@@ -1021,13 +1030,9 @@ std::string reference::finalState(const Problem &problem, size_t termIndex,
 
 std::string reference::logSumExp(const Problem &problem, size_t termIndex,
                                  float *lse) {
-  std::string message = validate(problem);
+  std::string message = validateTermIndex(problem, termIndex);
   if (!message.empty())
     return message;
-  if (termIndex >= problem.terms.size())
-    return "term " + std::to_string(termIndex) +
-           " does not exist (the spec has " +
-           std::to_string(problem.terms.size()) + ")";
   const Term &term = problem.terms[termIndex];
   if (term.score != Score::Softmax ||
       effectiveNormalizer(term) != Normalizer::Rows)

@@ -42,6 +42,22 @@ static Value rowOf(LinalgBuilder &b, Value tile, Value r) {
       ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1)});
 }
 
+/// The [rows, cols] block of the 2-D \p tensor at (row, col), static where
+/// the sizes are constants.
+static Value slice2d(ImplicitLocOpBuilder &ib, Value tensor, Value row,
+                     Value col, Value rows, Value cols) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> shape = {
+      getConstantIntValue(rows).value_or(ShapedType::kDynamic),
+      getConstantIntValue(cols).value_or(ShapedType::kDynamic)};
+  return tensor::ExtractSliceOp::create(
+      ib, RankedTensorType::get(shape, type.getElementType()), tensor,
+      ArrayRef<OpFoldResult>{row, col},
+      ArrayRef<OpFoldResult>{LinalgBuilder::ofr(rows),
+                             LinalgBuilder::ofr(cols)},
+      ArrayRef<OpFoldResult>{ib.getIndexAttr(1), ib.getIndexAttr(1)});
+}
+
 /// Element \p r of the 1-D \p vector as a [1] tensor.
 static Value elementOf(LinalgBuilder &b, Value vector, Value r) {
   ImplicitLocOpBuilder &ib = b.b;
@@ -291,41 +307,17 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
                         ImplicitLocOpBuilder rib(rl, rb);
                         LinalgBuilder at(rib);
                         Value rowsHere = at.index(stateRowTile);
-                        auto block = [&](Value tensor, Value row, Value count,
-                                         Value cols) -> Value {
-                          auto type = cast<RankedTensorType>(tensor.getType());
-                          SmallVector<int64_t> shape = {
-                              getConstantIntValue(count).value_or(
-                                  ShapedType::kDynamic),
-                              getConstantIntValue(cols).value_or(
-                                  ShapedType::kDynamic)};
-                          return tensor::ExtractSliceOp::create(
-                              rib,
-                              RankedTensorType::get(shape,
-                                                    type.getElementType()),
-                              tensor, ArrayRef<OpFoldResult>{row, f0},
-                              ArrayRef<OpFoldResult>{LinalgBuilder::ofr(count),
-                                                     LinalgBuilder::ofr(cols)},
-                              ArrayRef<OpFoldResult>{rib.getIndexAttr(1),
-                                                     rib.getIndexAttr(1)});
+                        Value zero = at.index(0);
+                        // [rows, cols] of a 2-D tensor at (row, col).
+                        auto block = [&](Value tensor, Value row, Value col,
+                                         Value rows, Value cols) -> Value {
+                          return slice2d(rib, tensor, row, col, rows, cols);
                         };
                         auto stateBlock = [&](Value tensor) -> Value {
-                          auto type = cast<RankedTensorType>(tensor.getType());
-                          return tensor::ExtractSliceOp::create(
-                              rib,
-                              RankedTensorType::get(
-                                  {stateRowTile, type.getDimSize(1)},
-                                  type.getElementType()),
-                              tensor,
-                              ArrayRef<OpFoldResult>{f0, rib.getIndexAttr(0)},
-                              ArrayRef<OpFoldResult>{
-                                  rib.getIndexAttr(stateRowTile),
-                                  LinalgBuilder::ofr(valueDim)},
-                              ArrayRef<OpFoldResult>{rib.getIndexAttr(1),
-                                                     rib.getIndexAttr(1)});
+                          return block(tensor, f0, zero, rowsHere, valueDim);
                         };
-                        Value kPart = block(kRow, at.index(0), one, rowsHere);
-                        Value qPart = block(qRow, at.index(0), one, rowsHere);
+                        Value kPart = block(kRow, zero, f0, one, rowsHere);
+                        Value qPart = block(qRow, zero, f0, one, rowsHere);
                         Value out = stateBlock(acc[0]);
                         Value first =
                             initialState ? stateBlock(initialState) : Value();
