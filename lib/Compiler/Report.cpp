@@ -143,10 +143,14 @@ bool Compiler::report(const SizeBindings &overrides,
     os << ", mask " << toString(decl.mask.kind);
     if (shape.maskBlock > 0)
       os << "(" << shape.maskBlock << ")";
-    os << "; B=" << shape.batch
-       << " H=" << shape.heads << " N=" << shape.queries
-       << " M=" << shape.keys << " D=" << shape.featureDim
-       << " E=" << shape.valueDim << ", score width " << shape.scoreWidth();
+    if (decl.mask.kind == MaskKind::Window)
+      os << "(" << shape.windowLeft << ", " << shape.windowRight << ")";
+    os << "; B=" << shape.batch << " H=" << shape.heads;
+    if (shape.keyHeads > 0 && shape.keyHeads != shape.heads)
+      os << " H_kv=" << shape.keyHeads;
+    os << " N=" << shape.queries << " M=" << shape.keys
+       << " D=" << shape.featureDim << " E=" << shape.valueDim
+       << ", score width " << shape.scoreWidth();
     if (shape.projectedLength)
       os << ", projected to k=" << shape.projectedLength;
     os << "\n";
