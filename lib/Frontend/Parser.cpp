@@ -483,16 +483,9 @@ private:
       return parseInputRef(term.sinks, "an input name");
     if (keyword == "bias")
       return parseBias(term);
-    if (keyword == "softcap") {
-      double value;
-      if (!parseNumber(value, term.softcapLoc, "a soft-cap"))
-        return false;
-      if (!std::isfinite(value) || value <= 0)
-        return fail(term.softcapLoc,
-                    "softcap must be positive, got " + formatNumber(value));
-      term.softcap = value;
-      return true;
-    }
+    if (keyword == "softcap")
+      return parsePositive(term.softcap, term.softcapLoc, "a soft-cap",
+                           "softcap");
     if (keyword == "state") {
       if (!parseInputRef(term.stateIn, "the state input S0"))
         return false;
@@ -527,16 +520,8 @@ private:
       return parseNormalizer(term);
     if (keyword == "order")
       return parseOrder(term);
-    if (keyword == "scale") {
-      double value;
-      if (!parseNumber(value, term.scaleLoc, "a scale"))
-        return false;
-      if (!std::isfinite(value) || value <= 0)
-        return fail(term.scaleLoc, "scale must be positive, got " +
-                                       formatNumber(value));
-      term.scale = value;
-      return true;
-    }
+    if (keyword == "scale")
+      return parsePositive(term.scale, term.scaleLoc, "a scale", "scale");
     if (keyword == "eps") {
       double value;
       if (!parseNumber(value, term.epsLoc, "eps"))
@@ -561,6 +546,18 @@ private:
       return fail(term.chunkLoc,
                   "chunk must be positive, got " + std::to_string(chunk));
     term.chunk = chunk;
+    return true;
+  }
+
+  /// A finite positive number for the setting \p name (`scale`, `softcap`).
+  bool parsePositive(std::optional<double> &result, SourceLocation &loc,
+                     const char *what, const std::string &name) {
+    double value;
+    if (!parseNumber(value, loc, what))
+      return false;
+    if (!std::isfinite(value) || value <= 0)
+      return fail(loc, name + " must be positive, got " + formatNumber(value));
+    result = value;
     return true;
   }
 

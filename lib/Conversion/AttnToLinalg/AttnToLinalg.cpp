@@ -116,25 +116,23 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   int64_t qkTile = defaultTile;
   if (chunk && op.getOrder() == Order::QkFirst)
     qkTile = *chunk;
-  // Fewer queries than a tile, static (a decode step against a cache): a
-  // tile of N query rows, not N real rows padded to a whole tile.
+  // Fewer queries than a tile, static (a decode step): tiles of N query
+  // rows, not N real rows padded to a whole tile (qk-first's query tiles,
+  // the recurrent order's feature tiles: padding a one-token step moved more
+  // bytes than its state).
   int64_t queryRows = op.getQuery().getType().getDimSize(2);
-  int64_t qkQueryTile = qkTile;
-  if (!staticTiles && !ShapedType::isDynamic(queryRows))
-    qkQueryTile = std::min(qkQueryTile, queryRows);
-  plan.qkFirst =
-      QkFirstTiles{/*queryTile=*/qkQueryTile, /*keyTile=*/qkTile, staticTiles};
+  auto rowsOf = [&](int64_t tile) {
+    if (staticTiles || ShapedType::isDynamic(queryRows))
+      return tile;
+    return std::min(tile, queryRows);
+  };
+  plan.qkFirst = QkFirstTiles{/*queryTile=*/rowsOf(qkTile), /*keyTile=*/qkTile,
+                              staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
-  // A static N below the tile (a decode step) maps its features in a tile
-  // of N rows: padding a one-token step to a whole tile of q, k and v rows
-  // moved more bytes than the state.
-  int64_t recurrentTile = defaultTile;
-  if (!staticTiles && !ShapedType::isDynamic(queryRows))
-    recurrentTile = std::min(recurrentTile, queryRows);
-  plan.recurrent = RecurrentTiles{recurrentTile, staticTiles};
+  plan.recurrent = RecurrentTiles{rowsOf(defaultTile), staticTiles};
   return plan;
 }
 

@@ -202,68 +202,62 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
                     {tib.getAffineConstantExpr(0), tib.getAffineDimExpr(0)},
                     tib.getContext());
                 Value gRow = gTile ? elementOf(token, gTile, r) : Value();
-                // S = g S + phi(k) v^T, in place; token 0 reads S0 (or no
-                // state) instead of the carried buffer, which it fills.
-                // (On the rows of \p out, a slice of the state, with \p kPart
-                // the matching part of phi(k).)
-                auto updateRows = [&](LinalgBuilder &at, Value previous,
-                                      Value out, Value kPart) -> Value {
-                  SmallVector<Value> inputs = {kPart, vRow};
-                  SmallVector<AffineMap> maps = {kMap, vMap};
-                  if (gRow && previous) {
-                    inputs.push_back(gRow);
-                    maps.push_back(first2);
-                  }
-                  if (previous && previous != out) {
-                    inputs.push_back(previous);
-                    maps.push_back(at.map(2, {0, 1}));
-                  }
-                  maps.push_back(at.map(2, {0, 1}));
+                // out = g previous + term, term the product of termInputs'
+                // elements (phi(k) v^T for S, phi(k) for z); in place when
+                // previous is out, term alone when there is no previous
+                // (token 0 without a state in). Token 0 reads S0 / z0 as
+                // previous and fills the carried buffer.
+                auto decayedSum = [&](LinalgBuilder &at, Value previous,
+                                      Value out, ArrayRef<Value> termInputs,
+                                      ArrayRef<AffineMap> termMaps,
+                                      AffineMap gMap) -> Value {
+                  unsigned rank =
+                      cast<RankedTensorType>(out.getType()).getRank();
+                  AffineMap identity =
+                      rank == 2 ? at.map(2, {0, 1}) : at.map(1, {0});
+                  SmallVector<Value> inputs(termInputs);
+                  SmallVector<AffineMap> maps(termMaps);
                   bool decayed = gRow && previous;
+                  if (decayed) {
+                    inputs.push_back(gRow);
+                    maps.push_back(gMap);
+                  }
+                  bool separate = previous && previous != out;
+                  if (separate) {
+                    inputs.push_back(previous);
+                    maps.push_back(identity);
+                  }
+                  maps.push_back(identity);
+                  size_t factors = termInputs.size();
                   return at.generic(
-                      out, inputs, maps, {kPar, kPar},
+                      out, inputs, maps, SmallVector<IteratorType>(rank, kPar),
                       [&](OpBuilder &gb, Location gl,
                           ValueRange args) -> Value {
-                        Value kv =
-                            arith::MulFOp::create(gb, gl, args[0], args[1]);
+                        Value term = args[0];
+                        for (size_t f = 1; f < factors; ++f)
+                          term = arith::MulFOp::create(gb, gl, term, args[f]);
                         if (!previous)
-                          return kv;
-                        Value s = previous == out ? args.back()
-                                                  : args[args.size() - 2];
+                          return term;
+                        Value s =
+                            separate ? args[args.size() - 2] : args.back();
                         if (decayed)
-                          s = arith::MulFOp::create(gb, gl, s, args[2]);
-                        return arith::AddFOp::create(gb, gl, s, kv).getResult();
-                      });
-                };
-                // z = g z + phi(k), token 0 from z0 (or nothing)
-                auto updateNorm = [&](LinalgBuilder &at,
-                                      Value previous) -> Value {
-                  SmallVector<Value> inputs = {kRow};
-                  SmallVector<AffineMap> maps = {kMap1};
-                  if (gRow && previous) {
-                    inputs.push_back(gRow);
-                    maps.push_back(first1);
-                  }
-                  if (previous && previous != carried[1]) {
-                    inputs.push_back(previous);
-                    maps.push_back(at.map(1, {0}));
-                  }
-                  maps.push_back(at.map(1, {0}));
-                  bool decayed = gRow && previous;
-                  return at.generic(
-                      carried[1], inputs, maps, {kPar},
-                      [&](OpBuilder &gb, Location gl,
-                          ValueRange args) -> Value {
-                        if (!previous)
-                          return args[0];
-                        Value z = previous == carried[1]
-                                      ? args.back()
-                                      : args[args.size() - 2];
-                        if (decayed)
-                          z = arith::MulFOp::create(gb, gl, z, args[1]);
-                        return arith::AddFOp::create(gb, gl, z, args[0])
+                          s = arith::MulFOp::create(gb, gl, s, args[factors]);
+                        return arith::AddFOp::create(gb, gl, s, term)
                             .getResult();
                       });
+                };
+                // S = g S + phi(k) v^T on the rows of out, a slice of the
+                // state, with kPart the matching part of phi(k).
+                auto updateRows = [&](LinalgBuilder &at, Value previous,
+                                      Value out, Value kPart) -> Value {
+                  return decayedSum(at, previous, out, {kPart, vRow},
+                                    {kMap, vMap}, first2);
+                };
+                // z = g z + phi(k)
+                auto updateNorm = [&](LinalgBuilder &at,
+                                      Value previous) -> Value {
+                  return decayedSum(at, previous, carried[1], {kRow}, {kMap1},
+                                    first1);
                 };
                 Value isFirst =
                     arith::CmpIOp::create(tib, arith::CmpIPredicate::eq,
@@ -308,16 +302,14 @@ Value to_linalg::lowerRecurrent(LinalgBuilder &b, const TermOperands &term,
                         LinalgBuilder at(rib);
                         Value rowsHere = at.index(stateRowTile);
                         Value zero = at.index(0);
-                        // [rows, cols] of a 2-D tensor at (row, col).
-                        auto block = [&](Value tensor, Value row, Value col,
-                                         Value rows, Value cols) -> Value {
-                          return slice2d(rib, tensor, row, col, rows, cols);
-                        };
                         auto stateBlock = [&](Value tensor) -> Value {
-                          return block(tensor, f0, zero, rowsHere, valueDim);
+                          return slice2d(rib, tensor, f0, zero, rowsHere,
+                                         valueDim);
                         };
-                        Value kPart = block(kRow, zero, f0, one, rowsHere);
-                        Value qPart = block(qRow, zero, f0, one, rowsHere);
+                        Value kPart =
+                            slice2d(rib, kRow, zero, f0, one, rowsHere);
+                        Value qPart =
+                            slice2d(rib, qRow, zero, f0, one, rowsHere);
                         Value out = stateBlock(acc[0]);
                         Value first =
                             initialState ? stateBlock(initialState) : Value();
