@@ -82,8 +82,49 @@ struct TermPlan {
   /// The masked kv-first strategy's chunks (unused without a mask).
   ChunkPlan chunked;
   RecurrentTiles recurrent;
+  /// Split-key qk-first for few query rows (rows = 0: not used); a
+  /// dynamic N takes it at run time when r N <= rows.
+  SplitKeyTiles splitKeys{0, 0, 0};
 };
 } // namespace
+
+/// Keys per split of the split-key form: 512 keys of D = 128 are 256 KiB of
+/// K and V, enough to hide a split's merge and start, and a 4096-key cache
+/// over 8 key/value heads still gives 64 iterations to the threads.
+static constexpr int64_t kSplitKeys = 512;
+/// Stacked rows of the split-key form: at most two AVX2 register tiles' rows
+/// of scores per key; more query rows are a prefill, which qk-first tiles.
+static constexpr int64_t kMaxStackedRows = 16;
+static constexpr int64_t kMinStackedRows = 4;
+
+/// The stacked rows R of the split-key form for \p op, 0 where it does not
+/// apply: softmax under no, causal or window mask with the rows normaliser,
+/// no projection, static D and E, CPU form; R = max(r N, 4) for a static N
+/// (r the group size), r max(1, 8 / r) for a dynamic one.
+static int64_t splitKeyRows(TermOp op, MaskKind mask, bool staticTiles) {
+  if (staticTiles || op.getScore() != Score::Softmax || op.isProjected() ||
+      op.getEffectiveNormalizer() != Normalizer::Rows)
+    return 0;
+  if (mask != MaskKind::None && mask != MaskKind::Causal &&
+      mask != MaskKind::Window)
+    return 0;
+  RankedTensorType q = op.getQuery().getType(), k = op.getKey().getType(),
+                   v = op.getValue().getType();
+  if (q.isDynamicDim(3) || v.isDynamicDim(3) || q.isDynamicDim(1) ||
+      k.isDynamicDim(1))
+    return 0;
+  int64_t group = q.getDimSize(1) / k.getDimSize(1);
+  if (group > kMaxStackedRows)
+    return 0;
+  int64_t queries = q.getDimSize(2);
+  if (ShapedType::isDynamic(queries))
+    return group * std::max<int64_t>(1, 8 / group);
+  if (group * queries > kMaxStackedRows)
+    return 0;
+  // At least kMinStackedRows: a product of one or two columns is no register
+  // tile (and MLIR 22's vectorizer rejects its unit dimension).
+  return std::max(group * queries, kMinStackedRows);
+}
 
 /// \p mask is the term's mask after projection (Linformer drops it).
 static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
@@ -133,6 +174,12 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
   plan.recurrent = RecurrentTiles{rowsOf(defaultTile), staticTiles};
+  if (plan.order == Order::QkFirst) {
+    int64_t stacked = splitKeyRows(op, mask, staticTiles);
+    if (stacked > 0)
+      plan.splitKeys = SplitKeyTiles{stacked, qkTile,
+                                     std::max<int64_t>(1, kSplitKeys / qkTile)};
+  }
   return plan;
 }
 
@@ -226,6 +273,28 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
   return term;
 }
 
+/// qk-first, or the split-key form for few query rows (behind a run-time
+/// test of r N <= R when N is dynamic).
+static Value lowerQkFirstAny(LinalgBuilder &b, const TermOperands &term,
+                             const TermPlan &plan) {
+  if (plan.splitKeys.rows == 0)
+    return lowerQkFirst(b, term, plan.qkFirst);
+  if (getConstantIntValue(term.queries))
+    return lowerSplitKeys(b, term, plan.splitKeys);
+  ImplicitLocOpBuilder &ib = b.b;
+  Value few = arith::CmpIOp::create(ib, arith::CmpIPredicate::ule,
+                                    b.mul(term.queries, term.groupSize),
+                                    b.index(plan.splitKeys.rows));
+  auto ifOp = scf::IfOp::create(ib, TypeRange{term.resultType}, few,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(ib);
+  ib.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(ib, lowerSplitKeys(b, term, plan.splitKeys));
+  ib.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(ib, lowerQkFirst(b, term, plan.qkFirst));
+  return ifOp.getResult(0);
+}
+
 static Value lowerKvFirstAny(LinalgBuilder &b, const TermOperands &term,
                              const TermPlan &plan,
                              FinalStates *finalStates = nullptr) {
@@ -256,7 +325,7 @@ static Value lowerTerm(LinalgBuilder &b, const TermOperands &term,
     return lowerKvFirstAny(b, term, plan, finalStates);
   if (plan.order == Order::Recurrent)
     return lowerRecurrent(b, term, plan.recurrent, finalStates);
-  return lowerQkFirst(b, term, plan.qkFirst);
+  return lowerQkFirstAny(b, term, plan);
 }
 
 //===----------------------------------------------------------------------===//

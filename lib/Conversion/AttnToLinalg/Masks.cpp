@@ -196,6 +196,13 @@ Value to_linalg::visibleProduct(LinalgBuilder &b, Value weights,
 Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
                                   Value row0, int64_t rows, Value col0,
                                   int64_t cols) {
+  return tileFullyVisible(b, term, row0, b.add(row0, b.index(rows - 1)), col0,
+                          cols);
+}
+
+Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
+                                  Value row0, Value lastRow, Value col0,
+                                  int64_t cols) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b.b, p, x, y).getResult();
   };
@@ -203,7 +210,6 @@ Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
     return arith::AndIOp::create(b.b, x, y).getResult();
   };
   Value lastCol = b.add(col0, b.index(cols - 1));
-  Value lastRow = b.add(row0, b.index(rows - 1));
   // The positions of the first and last rows (causal, window).
   Value firstPos = positionOf(b.b, b.b.getLoc(), term, row0);
   Value lastPos = positionOf(b.b, b.b.getLoc(), term, lastRow);

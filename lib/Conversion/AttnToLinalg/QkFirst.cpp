@@ -50,7 +50,8 @@ static Value pairVisible(OpBuilder &gb, Location gl, const TermOperands &term,
 /// DESIGN §1.3's a_h of head \p hi as f32: the ALiBi reference's slopes
 /// (2^(-8(h+1)/n) for the n = 2^floor(log2 H) first heads, then every other
 /// slope of the rule for 2n) or the slopes operand's entry.
-static Value alibiSlope(LinalgBuilder &b, const TermOperands &term, Value hi) {
+Value to_linalg::alibiSlope(LinalgBuilder &b, const TermOperands &term,
+                            Value hi) {
   ImplicitLocOpBuilder &ib = b.b;
   if (term.alibiSlopes)
     return tensor::ExtractOp::create(ib, term.alibiSlopes, ValueRange{hi});
@@ -89,10 +90,9 @@ static Value alibiSlope(LinalgBuilder &b, const TermOperands &term, Value hi) {
                              arith::MulFOp::create(ib, exponent, b.f32(M_LN2)));
 }
 
-/// The score tile after DESIGN §1.3's soft-cap (s <- c tanh(s / c)) and
-/// ALiBi bias (s <- s - a_h |p_i - j|), before the mask.
-static Value modifyScores(LinalgBuilder &inner, const TermOperands &term,
-                          Value scores, Value row0, Value col0, Value slope) {
+Value to_linalg::modifyScores(LinalgBuilder &inner, const TermOperands &term,
+                              Value scores, TileRowQuery rowQuery, Value col0,
+                              TileRowSlope slopeOf) {
   return inner.generic(
       scores, {}, {inner.map(2, {0, 1})}, {kPar, kPar},
       [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
@@ -106,12 +106,11 @@ static Value modifyScores(LinalgBuilder &inner, const TermOperands &term,
               gb, gl, arith::MulFOp::create(gb, gl, s, inverse));
           s = arith::MulFOp::create(gb, gl, cap, t);
         }
-        if (slope) {
+        if (slopeOf) {
           Value r = linalg::IndexOp::create(gb, gl, 0);
           Value c = linalg::IndexOp::create(gb, gl, 1);
-          Value p = arith::AddIOp::create(
-              gb, gl, arith::AddIOp::create(gb, gl, row0, r),
-              term.positionOffset);
+          Value p = arith::AddIOp::create(gb, gl, rowQuery(gb, gl, r),
+                                          term.positionOffset);
           Value j = arith::AddIOp::create(gb, gl, col0, c);
           Value diff = arith::SubIOp::create(gb, gl, p, j);
           Value negative =
@@ -123,7 +122,8 @@ static Value modifyScores(LinalgBuilder &inner, const TermOperands &term,
                   gb, gl, arith::ConstantIndexOp::create(gb, gl, 0), diff),
               diff);
           Value bias = arith::MulFOp::create(
-              gb, gl, slope, LinalgBuilder::indexToF32(gb, gl, distance));
+              gb, gl, slopeOf(gb, gl, r),
+              LinalgBuilder::indexToF32(gb, gl, distance));
           s = arith::SubFOp::create(gb, gl, s, bias);
         }
         return s;
@@ -223,10 +223,10 @@ static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
 /// weights and correction are 0 rather than NaN. Every update writes into
 /// its loop-carried tensor so that bufferization reuses the buffers across
 /// iterations.
-static void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
-                              Value vTile, Value negInf, ValueRange iter,
-                              Value full, TileVisibility visible,
-                              bool testFinite) {
+void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
+                                  Value vTile, Value negInf, ValueRange iter,
+                                  Value full, TileVisibility visible,
+                                  bool testFinite) {
   ImplicitLocOpBuilder &ib = inner.b;
   Value tileMax = inner.rowReduce(weights, inner.filled({tt}, -INFINITY), true);
   // c = exp(oldMax - max(oldMax, tileMax)), 0 while oldMax = -inf
@@ -346,8 +346,15 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           // S = Q_t K_t^T
           Value scores =
               inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
-          if (term.softcap || slope)
-            scores = modifyScores(inner, term, scores, row0, col0, slope);
+          if (term.softcap || slope) {
+            auto query = [&](OpBuilder &gb, Location gl, Value r) -> Value {
+              return arith::AddIOp::create(gb, gl, row0, r);
+            };
+            auto slopeOf = [&](OpBuilder &, Location, Value) { return slope; };
+            scores =
+                modifyScores(inner, term, scores, query, col0,
+                             slope ? TileRowSlope(slopeOf) : TileRowSlope());
+          }
           Value full =
               tileFullyVisible(inner, term, row0, queryTile, col0, keyTile);
           TileDecay tileDecay{hi, Value(), Value()};

@@ -344,6 +344,9 @@ Value visibleProduct(LinalgBuilder &b, Value weights, Value values, Value acc,
 /// needs no mask. Rows past the queries are padding and count as seeing.
 Value tileFullyVisible(LinalgBuilder &b, const TermOperands &term, Value row0,
                        int64_t rows, Value col0, int64_t cols);
+/// The same for the query rows [firstRow, lastRow].
+Value tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
+                       Value firstRow, Value lastRow, Value col0, int64_t cols);
 
 /// The first and one-past-last key tile (of \p keyTile keys) that the query
 /// rows [row0, row0 + queryTile) can see, out of \p keyTiles.
@@ -351,6 +354,32 @@ std::pair<Value, Value> visibleKeyTiles(LinalgBuilder &b,
                                         const TermOperands &term,
                                         int64_t queryTile, int64_t keyTile,
                                         Value row0, Value keyTiles);
+
+/// The query row i of tile row \p r, inside a linalg body.
+using TileRowQuery = function_ref<Value(OpBuilder &, Location, Value r)>;
+/// The ALiBi slope a_h of tile row \p r's head, inside a linalg body.
+using TileRowSlope = function_ref<Value(OpBuilder &, Location, Value r)>;
+
+/// DESIGN §1.3's a_h of head \p hi as f32: the ALiBi reference's slopes
+/// (2^(-8(h+1)/n) for the n = 2^floor(log2 H) first heads, then every other
+/// slope of the rule for 2n) or the slopes operand's entry.
+Value alibiSlope(LinalgBuilder &b, const TermOperands &term, Value hi);
+
+/// The score tile after DESIGN §1.3's soft-cap (s <- c tanh(s / c)) and,
+/// with \p slopeOf, the ALiBi bias (s <- s - a_h |p_i - j|), before the
+/// mask; column c is key col0 + c.
+Value modifyScores(LinalgBuilder &inner, const TermOperands &term, Value scores,
+                   TileRowQuery rowQuery, Value col0, TileRowSlope slopeOf);
+
+/// One online-softmax step on the weights \p weights of a key tile, with
+/// \p tt the number of query rows; yields (newMax, z, acc) from the loop
+/// carrying \p iter = (m, z, acc). A row with no visible key so far keeps
+/// -inf, and its weights and correction are 0 rather than NaN. Every update
+/// writes into its loop-carried tensor so that bufferization reuses the
+/// buffers across iterations.
+void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
+                       Value vTile, Value negInf, ValueRange iter, Value full,
+                       TileVisibility visible, bool testFinite);
 
 //===----------------------------------------------------------------------===//
 // Shared pieces of the strategies
@@ -442,6 +471,20 @@ struct QkFirstTiles {
 };
 Value lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
                    const QkFirstTiles &tiles);
+
+/// Split-key qk-first for a few query rows (a decode step): the r query
+/// heads of a key/value head stacked as the rows of one tile, so that each
+/// key and value tile is read once per group and in place; the visible keys
+/// split across forall iterations in runs of splitTiles key tiles, whose
+/// partial (m, z, acc) a second forall merges (flash-decoding).
+struct SplitKeyTiles {
+  /// Stacked query rows per tile: r N for a static N, else r N_max.
+  int64_t rows;
+  int64_t keyTile;
+  int64_t splitTiles;
+};
+Value lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
+                     const SplitKeyTiles &tiles);
 
 /// kv-first without a mask: a state pass over key tiles, then a query pass
 /// over query tiles.
