@@ -24,6 +24,10 @@ attnc faster):
            to the scores, softmax, the sink's column dropped).
   decode   one new query against a cache of M keys (causal, bottom-right),
            H = 32 over H_kv = 8, D = 128, N = 1.  Peer: SDPA(enable_gqa=True).
+  padded   a padded batch of 4 causal sequences of lengths N, 3N/4, N/2 and
+           N/4 (`lengths = lens`), H = 8, D = 64.  Peer: SDPA with the
+           boolean mask causal & (j < L_b), its rows past L_b zeroed (attnc's
+           are 0 by definition).
 
 PyTorch lives in the virtual environment of bench/cpu_vs_torch.py
 (bench/.venv-torch, created on first use; never the test path). Prints the
@@ -58,15 +62,29 @@ FEATURES = {
     "alibi": (16, 16, 64, "score = softmax\n    mask = causal\n    bias = alibi"),
     "sinks": (64, 8, 64, "score = softmax\n    mask = window(128)\n    sink = sinks"),
     "decode": (32, 8, 128, "score = softmax\n    mask = causal"),
+    "padded": (8, 8, 64, "score = softmax\n    mask = causal\n    lengths = lens"),
 }
+# Batch sizes other than 1.
+BATCH = {"padded": 4}
+
+
+def padded_lengths(n):
+    return [n, 3 * n // 4, n // 2, n // 4]
 
 
 def spec_text(feature):
     heads, kv_heads, d, body = FEATURES[feature]
+    batch = BATCH.get(feature, 1)
     extra = "  input sinks: [%d]\n" % heads if feature == "sinks" else ""
-    return ("attention bench {\n  dim N\n  dim M\n"
-            "  input q: [1, %d, N, %d]\n  input k: [1, %d, M, %d]\n  input v: [1, %d, M, %d]\n"
-            "%s  term {\n    %s\n  }\n}\n") % (heads, d, kv_heads, d, kv_heads, d, extra, body)
+    if feature == "padded":
+        extra = "  input lens: [%d]\n" % batch
+    # Self-attention over a padded batch: keys and queries share N.
+    m = "N" if feature == "padded" else "M"
+    return ("attention bench {\n  dim N\n%s"
+            "  input q: [%d, %d, N, %d]\n  input k: [%d, %d, %s, %d]\n  input v: [%d, %d, %s, %d]\n"
+            "%s  term {\n    %s\n  }\n}\n") % (
+                "" if m == "N" else "  dim M\n", batch, heads, d, batch, kv_heads, m, d,
+                batch, kv_heads, m, d, extra, body)
 
 
 def alibi_slopes(heads):
@@ -87,6 +105,8 @@ def visible_pairs(feature, n, m):
         return sum(min(128, i + 1) for i in range(n))
     if feature == "decode":
         return n * m
+    if feature == "padded":
+        return sum(length * (length + 1) // 2 for length in padded_lengths(n))
     return n * (n + 1) // 2
 
 
@@ -104,6 +124,15 @@ def peers(torch, feature, n, m, flex):
     elif feature == "decode":
         result["sdpa"] = lambda q, k, v, s: F.scaled_dot_product_attention(
             q, k, v, enable_gqa=True)
+    elif feature == "padded":
+        lengths = torch.tensor(padded_lengths(n)).view(-1, 1, 1, 1)
+        allowed = (j <= i) & (j < lengths)            # [B, 1, N, N]
+        kept = (torch.arange(n).view(1, 1, n, 1) < lengths).float()
+
+        def padded(q, k, v, s):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed) * kept
+
+        result["sdpa-mask"] = padded
     elif feature == "window":
         band = (j <= i) & (j > i - 256)
         result["sdpa-mask"] = lambda q, k, v, s: F.scaled_dot_product_attention(
@@ -188,17 +217,20 @@ def worker(args):
         kernels = {t: attn.compile(spec_text(feature), cpu=args.cpu, threads=t, cache_dir=False)
                    for t in [int(x) for x in args.threads.split(",")]}
         for n, m in sizes:
-            q = rng.standard_normal((1, heads, n, d), dtype=np.float32)
-            k = rng.standard_normal((1, kv_heads, m, d), dtype=np.float32)
-            v = rng.standard_normal((1, kv_heads, m, d), dtype=np.float32)
+            batch = BATCH.get(feature, 1)
+            q = rng.standard_normal((batch, heads, n, d), dtype=np.float32)
+            k = rng.standard_normal((batch, kv_heads, m, d), dtype=np.float32)
+            v = rng.standard_normal((batch, kv_heads, m, d), dtype=np.float32)
             sinks = rng.standard_normal(heads, dtype=np.float32)
             named = {"sinks": sinks} if feature == "sinks" else {}
+            if feature == "padded":
+                named = {"lens": np.array(padded_lengths(n), np.float32)}
             tq, tk, tv, ts = (torch.from_numpy(x) for x in (q, k, v, sinks))
             fns = peers(torch, feature, n, m, args.flex)
             flop = 4.0 * heads * visible_pairs(feature, n, m) * d
             for threads, kernel in kernels.items():
                 torch.set_num_threads(threads)
-                out = np.empty((1, heads, n, d), dtype=np.float32)
+                out = np.empty((batch, heads, n, d), dtype=np.float32)
                 run_attn = lambda: kernel(q, k, v, out=out, **named)
                 if feature == "window_full":
                     (t_attn,) = best_times([run_attn], args.repeat)
@@ -226,7 +258,8 @@ def worker(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--venv", default=DEFAULT_VENV, help="virtual environment for torch")
-    parser.add_argument("--features", default="gqa,window_full,window,softcap,alibi,sinks,decode")
+    parser.add_argument("--features",
+                        default="gqa,window_full,window,softcap,alibi,sinks,decode,padded")
     parser.add_argument("--n", default="1024,4096", help="sequence lengths (N = M)")
     parser.add_argument("--cache", default="4096,16384,65536", help="decode: cache lengths M")
     parser.add_argument("--threads", default="1,2")

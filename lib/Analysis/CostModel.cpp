@@ -568,6 +568,16 @@ static double wholeTilePairs(MaskKind mask, int64_t block, int64_t queries,
                        static_cast<int64_t>(paddedKeys), left, right);
 }
 
+bool cost::usesSplitKeys(const TermShape &shape) {
+  if (shape.score != Score::Softmax || shape.projectedLength > 0)
+    return false;
+  if (shape.mask != MaskKind::None && shape.mask != MaskKind::Causal &&
+      shape.mask != MaskKind::Window)
+    return false;
+  int64_t group = shape.keyHeads > 0 ? shape.heads / shape.keyHeads : 1;
+  return group * shape.queries <= kMaxSplitKeyRows;
+}
+
 Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   Strategy strategy;
   strategy.order = Order::QkFirst;
@@ -627,6 +637,13 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double keysPerTile = std::min(keys, pairs / n + target.keyTile);
   double perHead = n * shape.featureDim +
                    queryTiles * keysPerTile * (shape.featureDim + e) + n * e;
+  // The split-key form of a few queries (SplitKeys.cpp) reads each visible
+  // K and V tile once per group of query heads, in place.
+  const bool splitKeys = usesSplitKeys(shape);
+  double group = shape.keyHeads > 0 ? double(shape.heads) / shape.keyHeads : 1;
+  if (splitKeys)
+    perHead = n * shape.featureDim +
+              keysPerTile * (shape.featureDim + e) / group + n * e;
   work.bytes =
       perHead * heads * target.elementBytes + projectionBytes(shape, target);
   work.launches = shape.projectedLength > 0 ? 2 : 1;
@@ -638,6 +655,17 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                        std::min<double>(heads, target.cores);
 
   std::ostringstream description;
+  if (splitKeys) {
+    description << "split-key qk-first (flash-decoding): the "
+                << static_cast<int64_t>(group) * shape.queries
+                << " query rows of each key/value head stacked, K/V tiles of "
+                << target.keyTile
+                << " keys read once per group and in place, the keys split "
+                   "across threads in runs of "
+                << kSplitKeyRun << " and merged by log-sum-exp";
+    strategy.description = description.str();
+    return strategy;
+  }
   description << "qk-first";
   if (shape.projectedLength > 0)
     description << " over " << shape.projectedLength

@@ -361,11 +361,13 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
   if (!compiler.loadSpec(specText, specPath ? specPath : "<string>"))
     return fail();
   // The C API (and Python) call kernels with one output.
-  if (compiler.getSpec().outputState)
-    return setError(error, "attn: error: 'output state' (the final state as "
-                           "a second output) is available through attnc run "
-                           "and --emit=obj only, not yet through the C API "
-                           "or Python"),
+  if (compiler.getSpec().outputState || compiler.getSpec().outputLse)
+    return setError(error,
+                    std::string("attn: error: 'output ") +
+                        (compiler.getSpec().outputLse ? "lse" : "state") +
+                        "' (a second output) is available through "
+                        "attnc run and --emit=obj only, not yet "
+                        "through the C API or Python"),
            nullptr;
   std::optional<SizeBindings> sizes =
       compiler.bindSizes(opts.sizes, /*allowUnbound=*/true);

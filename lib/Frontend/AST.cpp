@@ -104,6 +104,10 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
          << "\n";
     if (term.sinks.isSet())
       os << "    sink " << term.sinks.name << "\n";
+    if (term.keyLengths.isSet())
+      os << "    key_lengths " << term.keyLengths.name << "\n";
+    if (term.queryLengths.isSet())
+      os << "    query_lengths " << term.queryLengths.name << "\n";
     if (term.projectKeys.isSet())
       os << "    project " << term.projectKeys.name << ", "
          << term.projectValues.name << "\n";
@@ -113,4 +117,6 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
     os << "  Gate " << spec.gate.name << "\n";
   if (spec.outputState)
     os << "  Output state\n";
+  if (spec.outputLse)
+    os << "  Output lse\n";
 }

@@ -118,6 +118,10 @@ public:
     if (spec.outputState)
       for (mlir::Type type : stateTypes(spec.terms.front(), query, value))
         resultTypes.push_back(type);
+    // `output lse`: lse [B, H, N] after O.
+    if (spec.outputLse)
+      resultTypes.push_back(mlir::RankedTensorType::get(
+          {dim(query, 0), dim(query, 1), dim(query, 2)}, builder.getF32Type()));
 
     auto func = mlir::func::FuncOp::create(
         builder, location(spec.loc), spec.name,
@@ -133,7 +137,7 @@ public:
     llvm::SmallVector<mlir::Value> finalStates;
     for (const TermDecl &term : spec.terms) {
       llvm::SmallVector<mlir::Type> types = {resultType};
-      if (spec.outputState)
+      if (spec.outputState || spec.outputLse)
         types.append(resultTypes.begin() + 1, resultTypes.end());
       mlir::Operation *op = emitTerm(term, types);
       terms.push_back(op->getResult(0));
@@ -239,15 +243,17 @@ private:
         lookup(term.projectKeys), lookup(term.projectValues),
         lookup(term.decay), lookup(term.keyWeight), lookup(term.stateIn),
         lookup(term.normIn), lookup(term.alibiSlopes), lookup(term.sinks),
+        lookup(term.keyLengths), lookup(term.queryLengths),
         dialect::ScoreAttr::get(&context, convert(*term.score)), featureMap,
         mask, normalizer, floatAttr(term.scale), floatAttr(term.eps),
         floatAttr(term.decayRate),
         dialect::OrderAttr::get(&context, convert(term.order)), chunk,
         /*crossover=*/mlir::IntegerAttr(), floatAttr(term.softcap),
         term.alibi ? builder.getUnitAttr() : mlir::UnitAttr());
-    int32_t states = static_cast<int32_t>(resultTypes.size()) - 1;
+    int32_t lse = spec.outputLse ? 1 : 0;
+    int32_t states = static_cast<int32_t>(resultTypes.size()) - 1 - lse;
     op.getProperties().resultSegmentSizes = {1, states > 0 ? 1 : 0,
-                                             states > 1 ? 1 : 0};
+                                             states > 1 ? 1 : 0, lse};
     return op.getOperation();
   }
 

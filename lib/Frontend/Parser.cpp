@@ -350,16 +350,21 @@ private:
              parseInputRef(ref, "an input name");
     }
     if (token.isIdent("output")) {
-      if (spec.outputState)
-        return failHere("duplicate 'output state'");
-      spec.outputStateLoc = token.loc;
+      SourceLocation loc = token.loc;
       consume();
-      if (!token.isIdent("state"))
-        return failHere("expected 'state' after 'output' (the final state of "
-                        "the spec's term), found " +
+      bool state = token.isIdent("state");
+      if (!state && !token.isIdent("lse"))
+        return failHere("expected 'state' (the final state of the spec's "
+                        "term) or 'lse' (its log-sum-exp) after 'output', "
+                        "found " +
                         describe(token));
+      bool &seen = state ? spec.outputState : spec.outputLse;
+      if (seen)
+        return failHere(std::string("duplicate 'output ") +
+                        (state ? "state" : "lse") + "'");
       consume();
-      spec.outputState = true;
+      seen = true;
+      (state ? spec.outputStateLoc : spec.outputLseLoc) = loc;
       return true;
     }
     return failHere("unknown declaration '" + token.text + "'" +
@@ -440,9 +445,10 @@ private:
 
   static const std::vector<std::string> &termSettings() {
     static const std::vector<std::string> keywords = {
-        "query",      "key",   "score",   "mask",  "normalizer", "scale",
-        "eps",        "order", "chunk",   "omega", "project",    "decay",
-        "key_weight", "state", "softcap", "bias",  "sink"};
+        "query",   "key",   "score",      "mask",        "normalizer",
+        "scale",   "eps",   "order",      "chunk",       "omega",
+        "project", "decay", "key_weight", "state",       "softcap",
+        "bias",    "sink",  "lengths",    "key_lengths", "query_lengths"};
     return keywords;
   }
   static bool isTermSetting(const std::string &word) {
@@ -461,6 +467,16 @@ private:
     if (!isTermSetting(keyword))
       return failHere("unknown term setting '" + keyword + "'" +
                       suggest(keyword, keywords));
+    // `lengths` is key_lengths and query_lengths at once.
+    auto sets = [&](const std::string &setting) {
+      return std::find(seen.begin(), seen.end(), setting) != seen.end();
+    };
+    if ((keyword == "lengths" &&
+         (sets("key_lengths") || sets("query_lengths"))) ||
+        (keyword != "lengths" &&
+         keyword.find("_lengths") != std::string::npos && sets("lengths")))
+      return fail(keywordLoc, "'lengths' sets both 'key_lengths' and "
+                              "'query_lengths'; give either it or them");
     if (std::find(seen.begin(), seen.end(), keyword) != seen.end())
       return fail(keywordLoc,
                   "duplicate '" + keyword + "' in " +
@@ -481,6 +497,16 @@ private:
       return parseInputRef(term.keyWeight, "an input name");
     if (keyword == "sink")
       return parseInputRef(term.sinks, "an input name");
+    if (keyword == "key_lengths")
+      return parseInputRef(term.keyLengths, "an input name");
+    if (keyword == "query_lengths")
+      return parseInputRef(term.queryLengths, "an input name");
+    if (keyword == "lengths") {
+      if (!parseInputRef(term.keyLengths, "an input name"))
+        return false;
+      term.queryLengths = term.keyLengths;
+      return true;
+    }
     if (keyword == "bias")
       return parseBias(term);
     if (keyword == "softcap")

@@ -58,6 +58,39 @@ static bool isNormState(const Spec &spec, const std::string &name) {
   return false;
 }
 
+/// The longest length \p name may need to say "all": M where it is some
+/// term's key lengths, N where it is query lengths (the larger for both);
+/// 0 where it is no term's lengths.
+static int64_t lengthsLimit(const Spec &spec, const std::string &name,
+                            const SizeBindings &sizes,
+                            const InputArrays &arrays) {
+  int64_t limit = 0;
+  auto rows = [&](const InputRef &ref) -> int64_t {
+    const InputDecl *input = spec.findInput(ref.name);
+    if (!input)
+      return 0;
+    auto found = arrays.find(ref.name);
+    std::vector<int64_t> shape = found != arrays.end()
+                                     ? found->second.shape
+                                     : concreteShape(*input, sizes);
+    return shape.size() == 4 ? std::max<int64_t>(shape[2], 0) : 0;
+  };
+  for (const TermDecl &term : spec.terms) {
+    if (term.keyLengths.name == name)
+      limit = std::max(limit, rows(term.key));
+    if (term.queryLengths.name == name)
+      limit = std::max(limit, rows(term.query));
+  }
+  return limit;
+}
+
+static bool isLengths(const Spec &spec, const std::string &name) {
+  for (const TermDecl &term : spec.terms)
+    if (term.keyLengths.name == name || term.queryLengths.name == name)
+      return true;
+  return false;
+}
+
 static bool isProjection(const Spec &spec, const std::string &name) {
   for (const TermDecl &term : spec.terms)
     if (term.projectKeys.name == name || term.projectValues.name == name)
@@ -107,7 +140,17 @@ bool attn::frontend::generateInputs(const Spec &spec, const SizeBindings &sizes,
       // z0 sums the features of earlier keys: positive, as a state of
       // non-negative features is (S0 is N(0, 1) like any input).
       array.data = inputs::uniform(inputSeed, count, 0.0, 4.0);
-    else if (isProjection(spec, input.name))
+    else if (isLengths(spec, input.name)) {
+      // Whole numbers in [0, L]: batch 1 full, batch 2 empty (the edges
+      // every padded batch has), the others anywhere in between.
+      int64_t limit = lengthsLimit(spec, input.name, sizes, arrays);
+      array.data = inputs::uniform(inputSeed, count, 0.0, double(limit) + 1.0);
+      for (size_t b = 0; b < array.data.size(); ++b)
+        array.data[b] = b == 1 ? float(limit)
+                        : b == 2
+                            ? 0.0f
+                            : std::min(std::floor(array.data[b]), float(limit));
+    } else if (isProjection(spec, input.name))
       // Linformer's E and F average over the sequence: N(0, 1/k).
       array.data = inputs::gaussian(inputSeed, count,
                                     1.0 / std::sqrt(double(array.shape[0])));
@@ -163,6 +206,10 @@ reference::Problem attn::frontend::buildProblem(const Spec &spec,
       term.alibiSlopes = arrays.at(decl.alibiSlopes.name).data.data();
     if (decl.sinks.isSet())
       term.sinks = arrays.at(decl.sinks.name).data.data();
+    if (decl.keyLengths.isSet())
+      term.keyLengths = arrays.at(decl.keyLengths.name).data.data();
+    if (decl.queryLengths.isSet())
+      term.queryLengths = arrays.at(decl.queryLengths.name).data.data();
     if (decl.stateIn.isSet())
       term.initialState = arrays.at(decl.stateIn.name).data.data();
     if (decl.normIn.isSet())
@@ -251,9 +298,42 @@ std::string attn::frontend::findNonFinite(const Spec &spec,
   return "";
 }
 
-std::string attn::frontend::findBadDecay(const Spec &spec,
-                                         const InputArrays &arrays) {
+std::string attn::frontend::findIntegerInputs(const Spec &spec,
+                                              const InputArrays &arrays) {
+  for (const InputDecl &input : spec.inputs) {
+    auto found = arrays.find(input.name);
+    if (found == arrays.end() || found->second.integerDtype.empty() ||
+        isLengths(spec, input.name))
+      continue;
+    return "input '" + input.name + "' holds integers (dtype '" +
+           found->second.integerDtype +
+           "'): only key and query lengths take integers, the others "
+           "float32 or float64";
+  }
+  return "";
+}
+
+std::string attn::frontend::findBadValues(const Spec &spec,
+                                          const InputArrays &arrays) {
   for (const TermDecl &term : spec.terms) {
+    for (const InputRef *lengths : {&term.keyLengths, &term.queryLengths}) {
+      auto found = lengths->isSet() ? arrays.find(lengths->name) : arrays.end();
+      if (found == arrays.end())
+        continue;
+      const npy::Array &array = found->second;
+      for (size_t i = 0; i < array.data.size(); ++i) {
+        float l = array.data[i];
+        if (l >= 0.0f && std::floor(l) == l)
+          continue;
+        char value[32];
+        std::snprintf(value, sizeof(value), "%g", double(l));
+        return "input '" + lengths->name + "' is the " +
+               (lengths == &term.keyLengths ? "key" : "query") +
+               " lengths of term '" + term.name +
+               "' and must hold whole numbers >= 0, but holds " + value +
+               " at " + formatShape(unflatten(i, array.shape));
+      }
+    }
     if (!term.decay.isSet())
       continue;
     auto found = arrays.find(term.decay.name);
@@ -383,5 +463,30 @@ attn::frontend::compareWithReference(const std::vector<float> &out,
   // A size mismatch is a wrong result, not a smaller comparison.
   result.ok = out.size() == expected.size() && result.finite &&
               result.maxRelError <= tolerance;
+  return result;
+}
+
+Comparison attn::frontend::compareLogSumExp(const std::vector<float> &out,
+                                            const std::vector<float> &expected,
+                                            double tolerance) {
+  Comparison result;
+  double scale = 1.0;
+  bool emptyRowsMatch = true;
+  size_t count = std::min(out.size(), expected.size());
+  for (size_t i = 0; i < count; ++i) {
+    bool noKeyOut = std::isinf(out[i]) && out[i] < 0;
+    bool noKeyExpected = std::isinf(expected[i]) && expected[i] < 0;
+    if (noKeyOut || noKeyExpected) {
+      emptyRowsMatch &= noKeyOut == noKeyExpected;
+      continue;
+    }
+    result.finite &= std::isfinite(out[i]) && std::isfinite(expected[i]);
+    result.maxAbsError =
+        std::max(result.maxAbsError, double(std::fabs(out[i] - expected[i])));
+    scale = std::max(scale, double(std::fabs(expected[i])));
+  }
+  result.maxRelError = result.maxAbsError / scale;
+  result.ok = out.size() == expected.size() && result.finite &&
+              emptyRowsMatch && result.maxRelError <= tolerance;
   return result;
 }

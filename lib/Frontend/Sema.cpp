@@ -152,6 +152,13 @@ private:
       if (term.sinks.isSet() &&
           !resolve(term.sinks, "", term.loc, 1, "the sinks" + of, "[H]"))
         return false;
+      if (term.keyLengths.isSet() && !resolve(term.keyLengths, "", term.loc, 1,
+                                              "the key lengths" + of, "[B]"))
+        return false;
+      if (term.queryLengths.isSet() &&
+          !resolve(term.queryLengths, "", term.loc, 1, "the query lengths" + of,
+                   "[B]"))
+        return false;
       if (term.keyWeight.isSet() &&
           !resolve(term.keyWeight, "", term.loc, 3, "the key weight" + of,
                    "[B, H, M]"))
@@ -186,6 +193,26 @@ private:
   /// `output state` returns one term's state: the spec has exactly one
   /// term and no gate (the state is the term's, not the combination's).
   bool checkOutputs() {
+    if (spec.outputLse) {
+      if (spec.terms.size() != 1)
+        return fail(spec.outputLseLoc,
+                    "'output lse' needs a spec with one term, but it has " +
+                        std::to_string(spec.terms.size()));
+      if (spec.gate.isSet())
+        return fail(spec.outputLseLoc,
+                    "'output lse' is not allowed with a gate");
+      const TermDecl &term = spec.terms.front();
+      if (term.score && *term.score != Score::Softmax)
+        return fail(spec.outputLseLoc,
+                    std::string("'output lse' needs a softmax term, but "
+                                "term '") +
+                        term.name + "' has score '" + toString(*term.score) +
+                        "'");
+      if (spec.outputState)
+        return fail(spec.outputLseLoc,
+                    "'output lse' and 'output state' exclude each other (a "
+                    "state needs a kernel term, lse a softmax one)");
+    }
     if (!spec.outputState)
       return true;
     if (spec.terms.size() != 1)

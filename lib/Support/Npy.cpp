@@ -379,7 +379,8 @@ std::string HeaderParser::parse(Header &header) {
 
 /// Checks a 'descr' value and returns the element size (4 or 8) in
 /// `elementSize`, or an error message.
-static std::string checkDescr(const std::string &descr, size_t &elementSize) {
+static std::string checkDescr(const std::string &descr, size_t &elementSize,
+                              bool &integral) {
   std::string shown = "'" + quoteForMessage(descr) + "'";
   std::string kind = descr;
   char order = '\0';
@@ -388,10 +389,11 @@ static std::string checkDescr(const std::string &descr, size_t &elementSize) {
     order = kind[0];
     kind.erase(0, 1);
   }
-  if (kind != "f4" && kind != "f8")
+  if (kind != "f4" && kind != "f8" && kind != "i4" && kind != "i8")
     return "unsupported dtype " + shown +
-           ": only float32 and float64 are accepted";
-  elementSize = kind == "f4" ? 4 : 8;
+           ": only float32, float64, int32 and int64 are accepted";
+  elementSize = kind == "f4" || kind == "i4" ? 4 : 8;
+  integral = kind[0] == 'i';
   if (order == '>')
     return "unsupported dtype " + shown +
            ": big-endian data is not supported, only little-endian";
@@ -440,7 +442,9 @@ std::string npy::parse(const std::string &bytes, Array &out) {
     return err;
 
   size_t elementSize = 0;
-  if (std::string err = checkDescr(header.descr, elementSize); !err.empty())
+  bool integral = false;
+  if (std::string err = checkDescr(header.descr, elementSize, integral);
+      !err.empty())
     return err;
   if (header.fortranOrder)
     return "Fortran-order arrays are not supported";
@@ -466,12 +470,23 @@ std::string npy::parse(const std::string &bytes, Array &out) {
 
   Array result;
   result.shape = std::move(header.shape);
+  if (integral)
+    result.integerDtype = header.descr;
   result.data.resize(static_cast<size_t>(count));
   const unsigned char *p = data + dataStart;
   for (float &value : result.data) {
     uint64_t bits = loadLittleEndian(p, elementSize);
     p += elementSize;
-    if (elementSize == 4) {
+    if (integral && elementSize == 4) {
+      int32_t whole;
+      uint32_t narrowBits = static_cast<uint32_t>(bits);
+      std::memcpy(&whole, &narrowBits, sizeof(whole));
+      value = static_cast<float>(whole);
+    } else if (integral) {
+      int64_t whole;
+      std::memcpy(&whole, &bits, sizeof(whole));
+      value = static_cast<float>(whole);
+    } else if (elementSize == 4) {
       uint32_t narrowBits = static_cast<uint32_t>(bits);
       std::memcpy(&value, &narrowBits, sizeof(value));
     } else {

@@ -355,6 +355,12 @@ class Kernel:
 
     # ---- running
 
+    def _lengths(self):
+        """The inputs this kernel's spec names as lengths (cached)."""
+        if not hasattr(self, "_length_names"):
+            self._length_names = _length_inputs(self._spec())
+        return self._length_names
+
     def _bind(self, arrays, named, out):
         """Checks the arguments; returns (keep-alive arrays, output array,
         c_void_p array, c_int64 array)."""
@@ -391,9 +397,12 @@ class Kernel:
         bound = [None] * len(self.sizes)
         bound_by = [None] * len(self.sizes)
         keep = []
+        lengths = self._lengths()
         for name, dims in zip(self.inputs, self._dims):
             label = "input '%s'" % name
             arr = _as_array(given[name], label)
+            if name in lengths:
+                arr = _as_lengths(arr, label)
             _check_array(arr, label, len(dims))
             _check_dims(arr, label, dims, self.sizes, bound, bound_by)
             keep.append(arr)
@@ -617,6 +626,36 @@ def _roles(spec_text):
     return omegas, projections, decays, key_weights, norm_states
 
 
+def _length_inputs(spec_text):
+    """The inputs named as lengths (``lengths``, ``key_lengths``,
+    ``query_lengths``) in the spec text."""
+    import re
+
+    text = re.sub(r"#[^\n]*", "", spec_text)
+    return set(re.findall(r"\b(?:key_|query_)?lengths\s*=\s*([A-Za-z_]\w*)", text))
+
+
+def _as_lengths(arr, label):
+    """A lengths input (DESIGN §1.3, [B]) as float32 holding whole numbers
+    >= 0: integer arrays are converted (a copy), float32 ones checked."""
+    if arr.dtype.kind in "iu":
+        if arr.size and (arr.min() < 0 or arr.max() > 2**24):
+            raise ValueError(
+                "%s holds lengths, which must lie in [0, 2^24], got %d"
+                % (label, arr.min() if arr.min() < 0 else arr.max())
+            )
+        return np.ascontiguousarray(arr, dtype=np.float32)
+    if arr.dtype == np.float32:
+        bad = ~((arr >= 0) & (np.floor(arr) == arr))
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                "%s holds lengths, which must be whole numbers >= 0, got %r at %s"
+                % (label, float(arr[where]), list(where))
+            )
+    return arr
+
+
 def _orthogonal_gaussian(rng, m, d):
     """[m, d] rows orthogonal within each block of d, with chi(d) norms."""
     blocks = []
@@ -636,7 +675,9 @@ def random_inputs(kernel, sizes=None, seed=0):
     their number of rows; FAVOR+ ``omega`` [m, D] as orthogonal Gaussian
     rows (blocks of D rows orthonormalised, scaled by chi(D) norms); a
     ``decay`` [H] as RetNet's 1 - 2^(-5-h), a ``decay`` [B, H, N] uniform in
-    [0.9, 1) and a ``key_weight`` uniform in [0, 1). SIZES binds the
+    [0.9, 1), a ``key_weight`` uniform in [0, 1) and lengths as whole
+    numbers in [0, L] (L the longest sequence; batch 1 full, batch 2
+    empty). SIZES binds the
     kernel's dynamic sizes (all of them)."""
     sizes = dict(sizes or {})
     unknown = [s for s in sizes if s not in kernel.sizes]
@@ -659,11 +700,25 @@ def random_inputs(kernel, sizes=None, seed=0):
         if not _is_int(sizes[name]) or sizes[name] < 1:
             raise ValueError("sizes: %s must be a positive int, got %r" % (name, sizes[name]))
     omegas, projections, decays, key_weights, norm_states = _roles(kernel._spec())
+    lengths = kernel._lengths()
     rng = np.random.default_rng(seed)
     result = {}
+    shapes = {
+        name: tuple(s if isinstance(s, int) else int(sizes[s]) for s in kernel.input_shapes[name])
+        for name in kernel.inputs
+    }
+    # Lengths go up to the longest sequence (the rows of the rank-4 inputs).
+    longest = max([shape[2] for shape in shapes.values() if len(shape) == 4] or [1])
     for name in kernel.inputs:
-        shape = tuple(s if isinstance(s, int) else int(sizes[s]) for s in kernel.input_shapes[name])
-        if name in omegas and len(shape) == 2:
+        shape = shapes[name]
+        if name in lengths and len(shape) == 1:
+            # Batch 1 full, batch 2 empty, the others anywhere in [0, L].
+            arr = rng.integers(0, longest + 1, shape)
+            if shape[0] > 1:
+                arr[1] = longest
+            if shape[0] > 2:
+                arr[2] = 0
+        elif name in omegas and len(shape) == 2:
             arr = _orthogonal_gaussian(rng, shape[0], shape[1])
         elif name in projections and len(shape) == 2:
             arr = rng.standard_normal(shape) / np.sqrt(shape[0])

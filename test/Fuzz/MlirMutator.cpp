@@ -138,7 +138,7 @@ const std::vector<std::vector<std::string>> kKeywordFamilies = {
     {"rows", "length", "none"},
     {"auto", "qk_first", "kv_first"},
     {"omega", "project", "mask", "normalizer", "scale", "eps", "order", "chunk",
-     "crossover", "softcap", "alibi", "sink"},
+     "crossover", "softcap", "alibi", "sink", "key_lengths", "query_lengths"},
     {"score", "feature_map", "mask", "normalizer", "order"}};
 
 const std::vector<std::string> kClauseWords = {
@@ -1589,13 +1589,13 @@ bool insertOp(Ctx &c) {
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
           ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, "
-          "0, 0>, "
-          "resultSegmentSizes = array<i32: 1, 0, 0>}> : (" +
+          "0, 0, 0, 0>, "
+          "resultSegmentSizes = array<i32: 1, 0, 0, 0>}> : (" +
           qt + ") -> " + t,
       r + " = \"attn.term\"(" + q +
           ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, "
-          "0, 0>, "
-          "resultSegmentSizes = array<i32: 1, 0, 0>, score "
+          "0, 0, 0, 0>, "
+          "resultSegmentSizes = array<i32: 1, 0, 0, 0>, score "
           "= "
           "#attn.score<kernel>}> : (" +
           qt + ") -> " + t,

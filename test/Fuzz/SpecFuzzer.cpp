@@ -285,6 +285,10 @@ void checkChecked(const Spec &spec, const Locations &locations) {
       resolved(term.alibiSlopes, 1, "ALiBi slopes" + of);
     if (term.sinks.isSet())
       resolved(term.sinks, 1, "sinks" + of);
+    if (term.keyLengths.isSet())
+      resolved(term.keyLengths, 1, "key lengths" + of);
+    if (term.queryLengths.isSet())
+      resolved(term.queryLengths, 1, "query lengths" + of);
     if (term.stateIn.isSet())
       resolved(term.stateIn, 4, "state" + of);
     if (term.normIn.isSet())

@@ -387,7 +387,9 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   if (finiteInputs)
     if (std::string where = findNonFinite(spec, inputs.all()); !where.empty())
       return userError("--finite-inputs: " + where);
-  if (std::string where = findBadDecay(spec, inputs.all()); !where.empty())
+  if (std::string where = findIntegerInputs(spec, inputs.all()); !where.empty())
+    return userError(where);
+  if (std::string where = findBadValues(spec, inputs.all()); !where.empty())
     return userError(where);
   reference::Problem problem = buildProblem(spec, inputs.all());
   if (!useReference)
@@ -401,14 +403,22 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   // `output state`: the final state (and norm) after the output, shaped as
   // the generated function returns them; saved as state.npy and
   // norm_state.npy.
+  // `output lse`: lse [B, H, N] after the output, saved as lse.npy.
   std::vector<npy::Array> states;
-  const char *const stateNames[] = {"state", "norm_state"};
-  if (spec.outputState) {
+  std::vector<const char *> stateNames;
+  if (spec.outputState)
+    stateNames = {"state", "norm_state"};
+  if (spec.outputLse)
+    stateNames = {"lse"};
+  if (spec.outputState || spec.outputLse) {
     auto func = *module->getOps<mlir::func::FuncOp>().begin();
     for (mlir::Type type : func.getFunctionType().getResults().drop_front()) {
       npy::Array state;
       size_t count = 1;
       for (int64_t size : llvm::cast<mlir::RankedTensorType>(type).getShape()) {
+        // lse's [B, H, N] takes the output's sizes.
+        if (spec.outputLse && mlir::ShapedType::isDynamic(size))
+          size = out.shape[state.shape.size()];
         if (mlir::ShapedType::isDynamic(size))
           return userError("'output state' needs a static feature width");
         state.shape.push_back(size);
@@ -424,7 +434,9 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
   if (useReference || checkResult) {
     expected = out;
     std::string error = reference::evaluate(problem, expected.data.data());
-    if (error.empty() && !expectedStates.empty())
+    if (error.empty() && spec.outputLse)
+      error = reference::logSumExp(problem, 0, expectedStates[0].data.data());
+    else if (error.empty() && !expectedStates.empty())
       error = reference::finalState(
           problem, 0, expectedStates[0].data.data(),
           expectedStates.size() > 1 ? expectedStates[1].data.data() : nullptr);
@@ -456,9 +468,10 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
       arrays.push_back(state.data.data());
     std::optional<DeviceArrays> device;
     if (onDevice && !states.empty())
-      return userError("cannot run '" + spec.name +
-                       "' on the GPU: 'output state' runs on the CPU and "
-                       "with --emulate-gpu only, for now");
+      return userError("cannot run '" + spec.name + "' on the GPU: 'output " +
+                       (spec.outputLse ? "lse" : "state") +
+                       "' runs on the CPU and with --emulate-gpu only, for "
+                       "now");
     if (onDevice) {
       auto gpuError = [&] {
         return userError(std::string("cannot run '") + spec.name +
@@ -547,8 +560,12 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
       status = 1;
     }
     for (size_t i = 0; i < states.size(); ++i) {
-      Comparison stateComparison = compareWithReference(
-          states[i].data, expectedStates[i].data, tolerance);
+      Comparison stateComparison =
+          spec.outputLse
+              ? compareLogSumExp(states[i].data, expectedStates[i].data,
+                                 tolerance)
+              : compareWithReference(states[i].data, expectedStates[i].data,
+                                     tolerance);
       json[std::string("check_") + stateNames[i]] =
           llvm::json::Object{{"max_abs_error", stateComparison.maxAbsError},
                              {"max_rel_error", stateComparison.maxRelError},
@@ -572,10 +589,12 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
       return userError("--save writes the output to out.npy, which would "
                        "overwrite the input 'out'; rename that input");
     for (const char *name : stateNames)
-      if (spec.outputState && spec.findInput(name))
-        return userError(std::string("--save writes the final state to ") +
-                         name + ".npy, which would overwrite the input '" +
-                         name + "'; rename that input");
+      if (spec.findInput(name))
+        return userError(
+            std::string("--save writes ") +
+            (spec.outputLse ? "the log-sum-exp" : "the final state") + " to " +
+            name + ".npy, which would overwrite the input '" + name +
+            "'; rename that input");
     std::string error = inputs.save(saveDir);
     if (error.empty())
       error = npy::write(saveDir + "/out.npy", out);

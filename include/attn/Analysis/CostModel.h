@@ -269,6 +269,15 @@ double unmaskedPairs(MaskKind mask, int64_t block, int64_t queries,
 /// FLOPs to apply the term's feature map to N query rows and M key rows.
 double featureMapFlops(const TermShape &shape, const Target &target);
 
+/// Whether convert-attn-to-linalg evaluates \p shape's qk-first by its
+/// split-key form (a decode step: softmax under no, causal or window mask,
+/// no projection, at most kMaxSplitKeyRows query rows per key/value head):
+/// K and V are then read once per group of query heads, and the keys are
+/// split across threads in runs of kSplitKeyRun.
+bool usesSplitKeys(const TermShape &shape);
+inline constexpr int64_t kMaxSplitKeyRows = 16;
+inline constexpr int64_t kSplitKeyRun = 512;
+
 Strategy estimateQkFirst(const TermShape &shape, const Target &target);
 /// kv-first, chunked with \p chunk when the mask is causal. Requires the
 /// product form.

@@ -104,6 +104,11 @@ struct TermDecl {
   InputRef alibiSlopes;
   SourceLocation biasLoc;
   InputRef sinks;
+  /// DESIGN §1.3's lengths (inputs [B]): `key_lengths = NAME` hides keys
+  /// j >= L_b, `query_lengths = NAME` zeroes rows i >= L_b, `lengths = NAME`
+  /// is both (self-attention over a padded batch).
+  InputRef keyLengths;
+  InputRef queryLengths;
 };
 
 /// A whole spec: `attention NAME { dims, inputs, terms, value, gate }`.
@@ -119,6 +124,10 @@ struct Spec {
   /// S_{N-1} [B, H, F, E] (and z_{N-1} [B, H, F] for rows).
   bool outputState = false;
   SourceLocation outputStateLoc;
+  /// `output lse`: the spec also returns the log-sum-exp of its one softmax
+  /// term's rows, lse [B, H, N] (DESIGN §1.3), after the output.
+  bool outputLse = false;
+  SourceLocation outputLseLoc;
 
   const DimDecl *findDim(const std::string &name) const;
   const InputDecl *findInput(const std::string &name) const;

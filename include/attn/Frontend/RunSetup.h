@@ -64,9 +64,14 @@ MemoryNeed runMemoryNeed(const Spec &spec, const SizeBindings &sizes,
 std::string findNonFinite(const Spec &spec, const InputArrays &arrays);
 
 /// "" when every decay input of every term (DESIGN §1.2: g in [0, 1]) lies
-/// in [0, 1]; else which one does not, and where: `input 'g' is the decay of
-/// term 't0' and must lie in [0, 1], but holds 1.5 at [0, 1, 3]`.
-std::string findBadDecay(const Spec &spec, const InputArrays &arrays);
+/// in [0, 1] and every lengths input (§1.3) holds whole numbers >= 0; else
+/// which one does not, and where: `input 'g' is the decay of term 't0' and
+/// must lie in [0, 1], but holds 1.5 at [0, 1, 3]`.
+std::string findBadValues(const Spec &spec, const InputArrays &arrays);
+
+/// "" unless an input other than lengths was read from integers
+/// (npy::Array::integerDtype): then which, and its dtype.
+std::string findIntegerInputs(const Spec &spec, const InputArrays &arrays);
 
 /// The terms of \p problem whose f32 arithmetic can overflow on these
 /// inputs, one message each (an upper bound from the rows' norms, so it may
@@ -103,6 +108,13 @@ struct Comparison {
 Comparison compareWithReference(const std::vector<float> &out,
                                 const std::vector<float> &expected,
                                 double tolerance);
+
+/// compareWithReference for log-sum-exps (DESIGN §1.3): -inf (a row with no
+/// visible key) must match -inf; the finite ones agree within \p tolerance
+/// of max(1, max |expected|), the scale of a logarithm's rounding.
+Comparison compareLogSumExp(const std::vector<float> &out,
+                            const std::vector<float> &expected,
+                            double tolerance);
 
 } // namespace frontend
 } // namespace attn

@@ -33,21 +33,27 @@ namespace npy {
 struct Array {
   std::vector<int64_t> shape;
   std::vector<float> data;
+  /// The file held integers ('<i4' or '<i8'), converted to float32 as
+  /// numpy's astype does (exact up to 2^24): only inputs that hold whole
+  /// numbers (lengths) take them.
+  std::string integerDtype;
 };
 
 /// Parses the bytes of a .npy file into `out`.
 ///
-/// Accepts format versions 1.0, 2.0 and 3.0 and the dtypes '<f4' and '<f8'
-/// ('=f4'/'=f8' and the bare 'f4'/'f8' mean native order and are accepted
-/// only on a little-endian host); float64 values are rounded to the nearest
-/// float32 (out-of-range values become ±inf, as numpy's astype does).
+/// Accepts format versions 1.0, 2.0 and 3.0 and the dtypes '<f4', '<f8',
+/// '<i4' and '<i8' ('=f4' and the bare 'f4' mean native order and are
+/// accepted only on a little-endian host); float64 and integer values are
+/// rounded to the nearest float32 (out-of-range values become ±inf, as
+/// numpy's astype does) and integers are marked (Array::integerDtype).
 /// Rejects any other dtype, big-endian or byte-order-free ('|') floats,
 /// `'fortran_order': True`, header dictionaries that are not exactly the
 /// three keys numpy writes, negative dimensions, element counts that overflow
 /// int64 or size_t, and data shorter or longer than the header declares.
 ///
 /// Returns "" on success, or a one-line message such as
-/// "unsupported dtype '<i4': only float32 and float64 are accepted". On
+/// "unsupported dtype '<f2': only float32, float64, int32 and int64 are
+/// accepted". On
 /// failure `out` is left unchanged.
 std::string parse(const std::string &bytes, Array &out);
 

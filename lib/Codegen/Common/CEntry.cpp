@@ -177,7 +177,19 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
   abi.arrays.push_back(out);
   // `output state` (DESIGN §1.2): the final state [B, H, F, E] and, for
   // rows, its norm [B, H, F], after the output.
+  // `output lse` (DESIGN §1.3): lse [B, H, N] after the output.
+  if (first.getLse() && ret.getNumOperands() == 2 &&
+      ret.getOperand(1) == first.getLse()) {
+    AbiArray lse;
+    lse.name = "lse";
+    lse.cName = cName(lse.name);
+    lse.shape = {(*q0)[0], (*q0)[1], (*q0)[2]};
+    lse.isOutput = true;
+    abi.arrays.push_back(lse);
+  }
   for (auto [index, value] : llvm::enumerate(ret.getOperands().drop_front())) {
+    if (first.getLse() && value == first.getLse())
+      continue;
     auto type = cast<RankedTensorType>(value.getType());
     if (index > 1 || !first.getFinalState() || type.getRank() < 3)
       return func.emitError("the C entry point returns the output and the "
@@ -245,6 +257,15 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
       if (failed(s))
         return WalkResult::interrupt();
       equal((*s)[0], q[1]);
+    }
+    // C17: the lengths are [B].
+    for (Value lengths : {term.getKeyLengths(), term.getQueryLengths()}) {
+      if (!lengths)
+        continue;
+      FailureOr<std::vector<Extent>> l = shapeOf(term, lengths);
+      if (failed(l))
+        return WalkResult::interrupt();
+      equal((*l)[0], q[0]);
     }
     // The scores (or their tiles) cover N x M.
     abi.products.push_back({q[0], q[1], q[2], k[2]});

@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
+#include "attn/Analysis/CostModel.h"
 #include "attn/Conversion/Passes.h"
 
 #include "Strategies.h"
@@ -88,13 +89,15 @@ struct TermPlan {
 };
 } // namespace
 
-/// Keys per split of the split-key form: 512 keys of D = 128 are 256 KiB of
-/// K and V, enough to hide a split's merge and start, and a 4096-key cache
-/// over 8 key/value heads still gives 64 iterations to the threads.
-static constexpr int64_t kSplitKeys = 512;
-/// Stacked rows of the split-key form: at most two AVX2 register tiles' rows
-/// of scores per key; more query rows are a prefill, which qk-first tiles.
-static constexpr int64_t kMaxStackedRows = 16;
+/// Keys per split of the split-key form (cost::kSplitKeyRun): 512 keys of
+/// D = 128 are 256 KiB of K and V, enough to hide a split's merge and start,
+/// and a 4096-key cache over 8 key/value heads still gives 64 iterations to
+/// the threads.
+static constexpr int64_t kSplitKeys = ::attn::cost::kSplitKeyRun;
+/// Stacked rows of the split-key form (cost::kMaxSplitKeyRows): at most two
+/// AVX2 register tiles' rows of scores per key; more query rows are a
+/// prefill, which qk-first tiles.
+static constexpr int64_t kMaxStackedRows = ::attn::cost::kMaxSplitKeyRows;
 static constexpr int64_t kMinStackedRows = 4;
 
 /// The stacked rows R of the split-key form for \p op, 0 where it does not
@@ -204,6 +207,7 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
   term.initialNorm = op.getInitialNorm();
   term.returnsState = op.getFinalState() != nullptr;
   term.returnsNorm = op.getFinalNorm() != nullptr;
+  term.returnsLse = op.getLse() != nullptr;
   term.score = op.getScore();
   Value q = op.getQuery();
   Value k = op.getKey();
@@ -245,6 +249,8 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
   term.alibi = op.getAlibi();
   term.alibiSlopes = op.getAlibiSlopes();
   term.sinks = op.getSinks();
+  term.keyLengths = op.getKeyLengths();
+  term.queryLengths = op.getQueryLengths();
   term.normalizer = op.getEffectiveNormalizer();
   term.eps = op.getEffectiveEps();
 
@@ -274,24 +280,39 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
 }
 
 /// qk-first, or the split-key form for few query rows (behind a run-time
-/// test of r N <= R when N is dynamic).
+/// test of r N <= R when N is dynamic); with \p lse the log-sum-exp too.
 static Value lowerQkFirstAny(LinalgBuilder &b, const TermOperands &term,
-                             const TermPlan &plan) {
+                             const TermPlan &plan, Value *lse) {
   if (plan.splitKeys.rows == 0)
-    return lowerQkFirst(b, term, plan.qkFirst);
+    return lowerQkFirst(b, term, plan.qkFirst, lse);
   if (getConstantIntValue(term.queries))
-    return lowerSplitKeys(b, term, plan.splitKeys);
+    return lowerSplitKeys(b, term, plan.splitKeys, lse);
   ImplicitLocOpBuilder &ib = b.b;
   Value few = arith::CmpIOp::create(ib, arith::CmpIPredicate::ule,
                                     b.mul(term.queries, term.groupSize),
                                     b.index(plan.splitKeys.rows));
-  auto ifOp = scf::IfOp::create(ib, TypeRange{term.resultType}, few,
-                                /*withElseRegion=*/true);
+  SmallVector<Type> types = {term.resultType};
+  if (lse)
+    types.push_back(RankedTensorType::get(
+        term.resultType.getShape().drop_back(), ib.getF32Type()));
+  auto ifOp = scf::IfOp::create(ib, types, few, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(ib);
-  ib.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  scf::YieldOp::create(ib, lowerSplitKeys(b, term, plan.splitKeys));
-  ib.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(ib, lowerQkFirst(b, term, plan.qkFirst));
+  auto branch = [&](Region &region, bool split) {
+    ib.setInsertionPointToStart(&region.front());
+    Value branchLse;
+    Value out =
+        split ? lowerSplitKeys(b, term, plan.splitKeys,
+                               lse ? &branchLse : nullptr)
+              : lowerQkFirst(b, term, plan.qkFirst, lse ? &branchLse : nullptr);
+    SmallVector<Value> yielded = {out};
+    if (lse)
+      yielded.push_back(tensor::CastOp::create(ib, types[1], branchLse));
+    scf::YieldOp::create(ib, yielded);
+  };
+  branch(ifOp.getThenRegion(), true);
+  branch(ifOp.getElseRegion(), false);
+  if (lse)
+    *lse = ifOp.getResult(1);
   return ifOp.getResult(0);
 }
 
@@ -306,7 +327,8 @@ static Value lowerKvFirstAny(LinalgBuilder &b, const TermOperands &term,
 /// Emits the term's strategies as \p plan says and returns its [B, H, N, E]
 /// value.
 static Value lowerTerm(LinalgBuilder &b, const TermOperands &term,
-                       const TermPlan &plan, FinalStates *finalStates) {
+                       const TermPlan &plan, FinalStates *finalStates,
+                       Value *lse) {
   if (plan.order == Order::Auto) {
     ImplicitLocOpBuilder &ib = b.b;
     Value threshold = b.index(plan.crossover);
@@ -325,7 +347,7 @@ static Value lowerTerm(LinalgBuilder &b, const TermOperands &term,
     return lowerKvFirstAny(b, term, plan, finalStates);
   if (plan.order == Order::Recurrent)
     return lowerRecurrent(b, term, plan.recurrent, finalStates);
-  return lowerQkFirstAny(b, term, plan);
+  return lowerQkFirstAny(b, term, plan, lse);
 }
 
 //===----------------------------------------------------------------------===//
@@ -347,11 +369,18 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
     const TermOperands term = buildTermOperands(b, op, staticTiles);
     const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);
     FinalStates finalStates;
-    SmallVector<Value> results = {lowerTerm(b, term, plan, &finalStates)};
+    Value lse;
+    SmallVector<Value> results = {
+        lowerTerm(b, term, plan, &finalStates, op.getLse() ? &lse : nullptr)};
     if (finalStates.state)
       results.push_back(finalStates.state);
     if (finalStates.norm)
       results.push_back(finalStates.norm);
+    if (lse) {
+      if (lse.getType() != op.getLse().getType())
+        lse = tensor::CastOp::create(ib, op.getLse().getType(), lse);
+      results.push_back(lse);
+    }
     rewriter.replaceOp(op, results);
     return success();
   }

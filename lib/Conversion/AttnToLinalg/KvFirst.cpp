@@ -104,7 +104,7 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
   auto rowOf = [&](ValueRange ivs) {
     return b.mul(ivs[2], b.index(queryTile));
   };
-  auto body = [&](ValueRange ivs, Value validRows) -> Value {
+  auto body = [&](ValueRange ivs, Value validRows) -> RowTile {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
     Value rowEps;
     Value phiQ =
@@ -119,8 +119,8 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
     Value num =
         b.matmulNN(phiQ, state, b.filled({b.index(queryTile), valueDim}, 0.0));
     Value den = b.matvec(phiQ, norm, b.filled({b.index(queryTile)}, 0.0));
-    return normalizeRows(b, term, num, den, row0, queryTile, validRows,
-                         rowEps);
+    return {
+        normalizeRows(b, term, num, den, row0, queryTile, validRows, rowEps)};
   };
   return forallRowTiles(b, term, queryTile, staticTiles,
                         {batch, heads, queryTiles}, body, rowOf);

@@ -499,17 +499,20 @@ Value to_linalg::keyFeatureTile(LinalgBuilder &b, const TermOperands &term,
 Value to_linalg::forallRowTiles(
     LinalgBuilder &b, const TermOperands &term, int64_t rows, bool staticTiles,
     ArrayRef<Value> upperBounds,
-    function_ref<Value(ValueRange ivs, Value validRows)> body,
-    function_ref<Value(ValueRange ivs)> rowOf) {
+    function_ref<RowTile(ValueRange ivs, Value validRows)> body,
+    function_ref<Value(ValueRange ivs)> rowOf, Value *perRowResult) {
   ImplicitLocOpBuilder &ib = b.b;
   Value outRows = staticTiles
                       ? b.mul(b.ceilDiv(term.queries, rows), b.index(rows))
                       : term.queries;
-  Value out = b.empty({term.batch, term.heads, outRows, term.valueDim});
+  SmallVector<Value> outs = {
+      b.empty({term.batch, term.heads, outRows, term.valueDim})};
+  if (perRowResult)
+    outs.push_back(b.empty({term.batch, term.heads, outRows}));
   SmallVector<OpFoldResult> ubs;
   for (Value ub : upperBounds)
     ubs.push_back(LinalgBuilder::ofr(ub));
-  auto forall = scf::ForallOp::create(ib, ubs, ValueRange{out}, std::nullopt);
+  auto forall = scf::ForallOp::create(ib, ubs, outs, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(ib);
     ib.setInsertionPoint(forall.getTerminator());
@@ -517,19 +520,57 @@ Value to_linalg::forallRowTiles(
     Value row0 = rowOf(ivs);
     Value validRows =
         staticTiles ? Value() : realRows(b, row0, rows, term.queries);
-    Value result = body(ivs, validRows);
+    RowTile result = body(ivs, validRows);
     ib.setInsertionPointToStart(forall.getTerminator().getBody());
+    OpFoldResult tileRows =
+        staticTiles ? ib.getIndexAttr(rows) : LinalgBuilder::ofr(validRows);
     SmallVector<OpFoldResult> offsets = {ivs[0], ivs[1], row0,
                                          ib.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {
-        ib.getIndexAttr(1), ib.getIndexAttr(1),
-        staticTiles ? ib.getIndexAttr(rows) : LinalgBuilder::ofr(validRows),
-        LinalgBuilder::ofr(term.valueDim)};
+    SmallVector<OpFoldResult> sizes = {ib.getIndexAttr(1), ib.getIndexAttr(1),
+                                       tileRows,
+                                       LinalgBuilder::ofr(term.valueDim)};
     SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(
-        ib, result, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    tensor::ParallelInsertSliceOp::create(ib, result.rows,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+    if (perRowResult) {
+      offsets.pop_back();
+      sizes.pop_back();
+      strides.pop_back();
+      tensor::ParallelInsertSliceOp::create(ib, result.perRow,
+                                            forall.getRegionIterArgs()[1],
+                                            offsets, sizes, strides);
+    }
+  }
+  if (perRowResult) {
+    Value perRow = forall.getResult(1);
+    if (staticTiles) {
+      SmallVector<OpFoldResult> offsets(3, ib.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = {LinalgBuilder::ofr(term.batch),
+                                         LinalgBuilder::ofr(term.heads),
+                                         LinalgBuilder::ofr(term.queries)};
+      SmallVector<OpFoldResult> strides(3, ib.getIndexAttr(1));
+      perRow =
+          tensor::ExtractSliceOp::create(ib, perRow, offsets, sizes, strides);
+    }
+    *perRowResult = perRow;
   }
   return termResult(b, term, forall.getResult(0), staticTiles);
+}
+
+Value to_linalg::logSumExpRows(LinalgBuilder &b, Value maxes, Value sums) {
+  return b.generic(
+      b.empty({b.dim(maxes, 0)}), {maxes, sums},
+      {b.map(1, {0}), b.map(1, {0}), b.map(1, {0})}, {kPar},
+      [](OpBuilder &gb, Location gl, ValueRange args) {
+        Value minusInf =
+            arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(-INFINITY));
+        Value none = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OEQ,
+                                           args[0], minusInf);
+        Value lse = arith::AddFOp::create(gb, gl, args[0],
+                                          math::LogOp::create(gb, gl, args[1]));
+        return arith::SelectOp::create(gb, gl, none, minusInf, lse).getResult();
+      });
 }
 
 Value to_linalg::termResult(LinalgBuilder &b, const TermOperands &term,

@@ -20,6 +20,41 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::to_linalg;
 
+/// ceil(L) clamped to [0, limit] as an index, 0 for NaN: j < L for a whole
+/// j exactly when j < the result.
+static Value lengthLimit(LinalgBuilder &b, Value lengths, Value bi,
+                         Value limit) {
+  ImplicitLocOpBuilder &ib = b.b;
+  Value length = tensor::ExtractOp::create(ib, lengths, ValueRange{bi});
+  Value zero = b.f32(0.0);
+  Value positive =
+      arith::CmpFOp::create(ib, arith::CmpFPredicate::OGT, length, zero);
+  Value atLeastZero = arith::SelectOp::create(ib, positive, length, zero);
+  Value largest = LinalgBuilder::indexToF32(ib, ib.getLoc(), limit);
+  Value clamped = arith::MinimumFOp::create(ib, atLeastZero, largest);
+  // ceil as truncation plus one where it dropped a fraction (math.ceil would
+  // need libdevice on the GPU).
+  Value truncated = arith::FPToUIOp::create(ib, ib.getI64Type(), clamped);
+  Value dropped = arith::CmpFOp::create(
+      ib, arith::CmpFPredicate::OLT,
+      arith::UIToFPOp::create(ib, ib.getF32Type(), truncated), clamped);
+  Value asInt = arith::AddIOp::create(
+      ib, truncated, arith::ExtUIOp::create(ib, ib.getI64Type(), dropped));
+  // min again: f32 rounds a limit above 2^24 up.
+  return b.minIdx(arith::IndexCastUIOp::create(ib, ib.getIndexType(), asInt),
+                  limit);
+}
+
+TermOperands to_linalg::forBatch(LinalgBuilder &b, const TermOperands &term,
+                                 Value bi) {
+  TermOperands batch = term;
+  if (term.keyLengths)
+    batch.keys = lengthLimit(b, term.keyLengths, bi, term.keys);
+  if (term.queryLengths)
+    batch.queryLimit = lengthLimit(b, term.queryLengths, bi, term.queries);
+  return batch;
+}
+
 Value to_linalg::keyHead(LinalgBuilder &b, const TermOperands &term, Value hi) {
   if (getConstantIntValue(term.groupSize) == std::optional<int64_t>(1))
     return hi;
@@ -34,7 +69,21 @@ static Value positionOf(OpBuilder &ob, Location loc, const TermOperands &term,
   return arith::AddIOp::create(ob, loc, i, term.positionOffset);
 }
 
+static Value maskOnlyAllows(OpBuilder &ob, Location loc,
+                            const TermOperands &term, Value i, Value j);
+
 Value to_linalg::maskAllows(OpBuilder &ob, Location loc,
+                            const TermOperands &term, Value i, Value j) {
+  Value allows = maskOnlyAllows(ob, loc, term, i, j);
+  if (!term.queryLimit)
+    return allows;
+  // A row past its batch element's query length sees no key.
+  Value kept = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i,
+                                     term.queryLimit);
+  return arith::AndIOp::create(ob, loc, kept, allows);
+}
+
+static Value maskOnlyAllows(OpBuilder &ob, Location loc,
                             const TermOperands &term, Value i, Value j) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(ob, loc, p, x, y).getResult();
@@ -213,8 +262,10 @@ Value to_linalg::tileFullyVisible(LinalgBuilder &b, const TermOperands &term,
   // The positions of the first and last rows (causal, window).
   Value firstPos = positionOf(b.b, b.b.getLoc(), term, row0);
   Value lastPos = positionOf(b.b, b.b.getLoc(), term, lastRow);
-  // j <= lastCol < keys
+  // j <= lastCol < keys, and every row kept
   Value real = cmp(arith::CmpIPredicate::ult, lastCol, term.keys);
+  if (term.queryLimit)
+    real = both(real, cmp(arith::CmpIPredicate::ult, lastRow, term.queryLimit));
   Value blk = b.index(std::max<int64_t>(term.block, 1));
   auto blockOf = [&](Value x) {
     return arith::DivUIOp::create(b.b, x, blk).getResult();
@@ -302,6 +353,16 @@ std::pair<Value, Value> to_linalg::visibleKeyTiles(LinalgBuilder &b,
     hi = b.minIdx(keyTiles, b.ceilDiv(lastBlockStart, keyTile));
     break;
   }
+  // No tile past the batch element's keys, none for rows past its query
+  // length.
+  if (term.keyLengths)
+    hi = b.minIdx(hi, b.ceilDiv(term.keys, keyTile));
+  if (term.queryLimit)
+    hi = arith::SelectOp::create(
+        b.b,
+        arith::CmpIOp::create(b.b, arith::CmpIPredicate::ult, row0,
+                              term.queryLimit),
+        hi, b.index(0));
   // An empty range (prior_blocks' first block) must not run backwards.
   return {b.minIdx(lo, hi), hi};
 }

@@ -279,7 +279,7 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
 }
 
 Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
-                              const QkFirstTiles &tiles) {
+                              const QkFirstTiles &tiles, Value *lse) {
   const int64_t queryTile = tiles.queryTile, keyTile = tiles.keyTile;
   // static-tiles: whole feature rows padded to whole tiles. Otherwise the
   // K^T panels and V tiles every query tile reads are built in one parallel
@@ -311,8 +311,12 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   auto rowOf = [&](ValueRange ivs) {
     return b.mul(ivs[2], b.index(queryTile));
   };
-  auto body = [&](ValueRange ivs, Value validRows) -> Value {
+  auto body = [&](ValueRange ivs, Value validRows) -> RowTile {
     Value bi = ivs[0], hi = ivs[1], row0 = rowOf(ivs);
+    // The term as this batch element sees it (its key and query lengths):
+    // everything below reads this one.
+    const TermOperands batchTerm = forBatch(b, term, bi);
+    const TermOperands &term = batchTerm;
     Value rowEps;
     // DESIGN §1.3: the key/value head of this query head, and its ALiBi slope.
     Value kvHi = keyHead(b, term, hi);
@@ -394,9 +398,22 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
                 .getResult();
           });
     }
-    return normalizeRows(b, term, loop.getResult(2), rowSums, row0, queryTile,
-                         validRows, rowEps);
+    RowTile result{normalizeRows(b, term, loop.getResult(2), rowSums, row0,
+                                 queryTile, validRows, rowEps)};
+    if (lse) {
+      result.perRow = logSumExpRows(b, loop.getResult(0), rowSums);
+      if (validRows)
+        result.perRow = tensor::ExtractSliceOp::create(
+            b.b,
+            RankedTensorType::get(
+                {getConstantIntValue(validRows).value_or(ShapedType::kDynamic)},
+                b.b.getF32Type()),
+            result.perRow, ArrayRef<OpFoldResult>{b.b.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{LinalgBuilder::ofr(validRows)},
+            ArrayRef<OpFoldResult>{b.b.getIndexAttr(1)});
+    }
+    return result;
   };
   return forallRowTiles(b, term, queryTile, tiles.staticTiles,
-                        {term.batch, term.heads, queryTiles}, body, rowOf);
+                        {term.batch, term.heads, queryTiles}, body, rowOf, lse);
 }

@@ -99,7 +99,7 @@ static Value stackedVisible(OpBuilder &gb, Location gl,
 }
 
 Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
-                                const SplitKeyTiles &tiles) {
+                                const SplitKeyTiles &tiles, Value *lse) {
   ImplicitLocOpBuilder &ib = b.b;
   const int64_t numRows = tiles.rows, keyTile = tiles.keyTile;
   const StackedRows rows{term.queries, term.groupSize};
@@ -128,9 +128,17 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
     ib.setInsertionPoint(partials.getTerminator());
     SmallVector<Value> ivs(partials.getInductionVars());
     Value bi = ivs[0], kvh = ivs[1], split = ivs[2];
+    // The term as this batch element sees it (its key and query lengths):
+    // everything below reads this one.
+    const TermOperands batchTerm = forBatch(b, term, bi);
+    const TermOperands &term = batchTerm;
     Value queriesT = stackedQueriesT(b, term, rows, bi, kvh, numRows);
+    // The split's tiles, within the ones this batch element's rows see.
+    auto [batchLo, batchHi] = visibleKeyTiles(b, term, /*queryTile=*/numRows,
+                                              keyTile, b.index(0), keyTiles);
     Value first = b.add(lo, b.mul(split, b.index(tiles.splitTiles)));
-    Value last = b.minIdx(hi, b.add(first, b.index(tiles.splitTiles)));
+    Value last = b.minIdx(batchHi, b.add(first, b.index(tiles.splitTiles)));
+    first = b.maxIdx(first, batchLo);
     // The real rows' positions bound the tiles that need no mask.
     Value lastQuery = b.sub(term.queries, b.index(1));
     auto loop = scf::ForOp::create(
@@ -216,11 +224,13 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
   partialSum = partials.getResult(2);
 
   // Pass 2: per (batch, query head) merge the splits of its rows.
-  Value out = b.empty({term.batch, term.heads, term.queries, term.valueDim});
+  SmallVector<Value> outs = {
+      b.empty({term.batch, term.heads, term.queries, term.valueDim})};
+  if (lse)
+    outs.push_back(b.empty({term.batch, term.heads, term.queries}));
   SmallVector<OpFoldResult> headBounds = {LinalgBuilder::ofr(term.batch),
                                           LinalgBuilder::ofr(term.heads)};
-  auto merge =
-      scf::ForallOp::create(ib, headBounds, ValueRange{out}, std::nullopt);
+  auto merge = scf::ForallOp::create(ib, headBounds, outs, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(ib);
     ib.setInsertionPoint(merge.getTerminator());
@@ -298,6 +308,7 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
     }
     Value rowsOut = normalizeRows(b, term, acc, z, b.index(0), /*rows=*/0,
                                   /*validRows=*/n);
+    Value rowLse = lse ? logSumExpRows(b, best, z) : Value();
     ib.setInsertionPointToStart(merge.getTerminator().getBody());
     SmallVector<OpFoldResult> offsets = {bi, hi, ib.getIndexAttr(0),
                                          ib.getIndexAttr(0)};
@@ -307,6 +318,15 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
     SmallVector<OpFoldResult> strides(4, ib.getIndexAttr(1));
     tensor::ParallelInsertSliceOp::create(
         ib, rowsOut, merge.getRegionIterArgs()[0], offsets, sizes, strides);
+    if (lse) {
+      offsets.pop_back();
+      sizes.pop_back();
+      strides.pop_back();
+      tensor::ParallelInsertSliceOp::create(
+          ib, rowLse, merge.getRegionIterArgs()[1], offsets, sizes, strides);
+    }
   }
+  if (lse)
+    *lse = merge.getResult(1);
   return termResult(b, term, merge.getResult(0), /*padded=*/false);
 }

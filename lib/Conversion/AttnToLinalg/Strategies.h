@@ -190,6 +190,13 @@ struct TermOperands {
   std::optional<double> softcap;
   bool alibi = false;
   Value alibiSlopes, sinks;
+  /// DESIGN §1.3's lengths [B] (f32 holding whole numbers), or null. Inside
+  /// a strategy's per-batch code, forBatch() turns them into `keys` =
+  /// min(M, L_b) and `queryLimit` = the rows that are not 0.
+  Value keyLengths, queryLengths;
+  Value queryLimit;
+  /// softmax: the term returns lse [B, H, N] (DESIGN §1.3).
+  bool returnsLse = false;
   /// DESIGN §1.2's state in (S0 [B, H, W, E], z0 [B, H, W] or null) and
   /// whether the term returns its final state (and norm).
   Value initialState, initialNorm;
@@ -309,6 +316,13 @@ Value featureTile(LinalgBuilder &b, const FeatureTiles &features, Value tile,
 //===----------------------------------------------------------------------===//
 // Masks
 //===----------------------------------------------------------------------===//
+
+/// \p term as batch element \p bi sees it (DESIGN §1.3's lengths): `keys`
+/// = the keys j < L_b, clamped to [0, M] (every `j < keys` test, padded tile
+/// and visible range then stops there), and `queryLimit` = the rows
+/// i < L'_b, which maskAllows hides every key from (so they are 0). The term
+/// itself without lengths.
+TermOperands forBatch(LinalgBuilder &b, const TermOperands &term, Value bi);
 
 /// The key/value head that query head \p hi reads (DESIGN §1.3).
 Value keyHead(LinalgBuilder &b, const TermOperands &term, Value hi);
@@ -443,10 +457,18 @@ Value keyFeatureTile(LinalgBuilder &b, const TermOperands &term, Value bi,
 /// (bi, hi, rowOf(ivs)), validRows = min(rows, N - row0). With
 /// \p staticTiles, validRows is null, the body returns all [rows, E] and
 /// the tiles go through a padded [B, H, whole tiles, E] buffer.
-Value forallRowTiles(LinalgBuilder &b, const TermOperands &term, int64_t rows,
-                     bool staticTiles, ArrayRef<Value> upperBounds,
-                     function_ref<Value(ValueRange ivs, Value validRows)> body,
-                     function_ref<Value(ValueRange ivs)> rowOf);
+/// With \p perRowResult, the body also returns one value per row
+/// (RowTile::perRow, [validRows] or, static-tiles, [rows]), which go to a
+/// second output [B, H, N] returned there (the log-sum-exp).
+struct RowTile {
+  Value rows;
+  Value perRow = {};
+};
+Value forallRowTiles(
+    LinalgBuilder &b, const TermOperands &term, int64_t rows, bool staticTiles,
+    ArrayRef<Value> upperBounds,
+    function_ref<RowTile(ValueRange ivs, Value validRows)> body,
+    function_ref<Value(ValueRange ivs)> rowOf, Value *perRowResult = nullptr);
 
 /// The term's [B, H, N, E] result from the output \p out of a strategy:
 /// its first N rows when \p padded (static-tiles: a whole number of tiles),
@@ -469,8 +491,10 @@ struct QkFirstTiles {
   /// The pass's static-tiles.
   bool staticTiles;
 };
+/// With \p lse (softmax), also lse [B, H, N] = m + log z per row, -inf for
+/// rows that see no key.
 Value lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
-                   const QkFirstTiles &tiles);
+                   const QkFirstTiles &tiles, Value *lse = nullptr);
 
 /// Split-key qk-first for a few query rows (a decode step): the r query
 /// heads of a key/value head stacked as the rows of one tile, so that each
@@ -484,7 +508,12 @@ struct SplitKeyTiles {
   int64_t splitTiles;
 };
 Value lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
-                     const SplitKeyTiles &tiles);
+                     const SplitKeyTiles &tiles, Value *lse = nullptr);
+
+/// lse = m + log z per row, -inf where m = -inf (no visible key): the
+/// log-sum-exp of a softmax row from its maximum \p maxes and its sum
+/// \p sums (both [rows], the sink's term included in the sum).
+Value logSumExpRows(LinalgBuilder &b, Value maxes, Value sums);
 
 /// kv-first without a mask: a state pass over key tiles, then a query pass
 /// over query tiles.

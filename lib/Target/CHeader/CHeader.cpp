@@ -96,6 +96,12 @@ std::string attn::generateHeader(const EntryAbi &abi,
       << " *            -Wl,-rpath," << target.llvmLibraryDir << "\n"
       << " * The object is compiled for the CPU it was built on (like\n"
       << " * -march=native) and runs on OpenMP threads (OMP_NUM_THREADS).\n";
+  // `out`, or `out` and the further outputs (`output state`, `output lse`).
+  std::string outputs;
+  size_t numOutputs = 0;
+  for (const AbiArray &array : abi.arrays)
+    if (array.isOutput)
+      outputs += (numOutputs++ ? " and `" : "`") + array.cName + "`";
   h << " */\n"
     << "#ifndef " << guard << "\n"
     << "#define " << guard << "\n\n"
@@ -118,9 +124,9 @@ std::string attn::generateHeader(const EntryAbi &abi,
     << " *\n"
     << " * Every array is dense float32 in row-major (C) order, aligned at "
        "least\n"
-    << " * to a float; the inputs are only read, `" << abi.arrays.back().cName
-    << "` is overwritten and must\n"
-    << " * not overlap them.\n"
+    << " * to a float; the inputs are only read, " << outputs
+    << (numOutputs > 1 ? " are" : " is") << " overwritten and\n"
+    << " * must not overlap them.\n"
     << " *\n";
   for (const AbiArray &array : abi.arrays)
     h << " *   " << pad(array.cName) << "  " << shapeText(abi, array.shape)
@@ -148,12 +154,11 @@ std::string attn::generateHeader(const EntryAbi &abi,
   // specs (bench/gpu's runner registers every compiled spec by it).
   h << "#define ATTN_" << upperName << "_NUM_ARRAYS " << abi.arrays.size()
     << "\n"
-    << "#define ATTN_" << upperName << "_NUM_SIZES "
-    << abi.dynamicSizes.size() << "\n\n"
+    << "#define ATTN_" << upperName << "_NUM_SIZES " << abi.dynamicSizes.size()
+    << "\n\n"
     << "/* Calls " << abi.entryName
     << " with arrays[i] the i-th array above (the inputs,\n"
-    << " * then " << abi.arrays.back().cName
-    << ") and sizes[j] the j-th dynamic size. */\n"
+    << " * then " << outputs << ") and sizes[j] the j-th dynamic size. */\n"
     << "static inline int " << abi.entryName
     << "_call(void *const *arrays, const int64_t *sizes) {\n"
     << "  (void)sizes;\n"

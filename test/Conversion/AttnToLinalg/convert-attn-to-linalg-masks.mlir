@@ -245,3 +245,55 @@ func.func @window(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x12x4xf32>, %v: tensor<
   %0 = attn.term relu2 (%q, %k, %v) mask window(2, 1) : tensor<1x1x8x4xf32>, tensor<1x1x12x4xf32>, tensor<1x1x12x4xf32> -> tensor<1x1x8x4xf32>
   return %0 : tensor<1x1x8x4xf32>
 }
+
+// -----
+
+// Lengths (DESIGN §1.3) under a causal mask, B = 2, N = M = 8, T = 4: per
+// batch element b, K_b = min(M, ceil(max(L_b, 0))) keys (0 for NaN) and
+// Q_b rows likewise. A query tile loops over the key tiles below
+// min(causal end, ceil(K_b / T)), none when row0 >= Q_b; a tile is whole when
+// its last key < K_b and its last row < Q_b, else each pair tests
+// j < K_b, j <= i and i < Q_b.
+
+// CHECK-LABEL: func.func @lengths(
+// CHECK-SAME:    %{{[a-z0-9]+}}: tensor<2x1x8x4xf32>, %{{[a-z0-9]+}}: tensor<2x1x8x4xf32>, %{{[a-z0-9]+}}: tensor<2x1x8x4xf32>, %[[LK:[a-z0-9]+]]: tensor<2xf32>, %[[LQ:[a-z0-9]+]]: tensor<2xf32>)
+// CHECK:         scf.forall (%[[B:.+]], %[[QT:.+]]) in (2, 2)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// CHECK:           %[[L:.+]] = tensor.extract %[[LK]][%[[B]]] : tensor<2xf32>
+// CHECK:           %[[POS:.+]] = arith.cmpf ogt, %[[L]], %[[ZERO:.+]] : f32
+// CHECK:           %[[NONNEG:.+]] = arith.select %[[POS]], %[[L]], %[[ZERO]] : f32
+// CHECK:           %[[CLAMPED:.+]] = arith.minimumf %[[NONNEG]], %{{.+}} : f32
+// ceil(x) = trunc(x) + (trunc(x) < x)
+// CHECK:           %[[TRUNC:.+]] = arith.fptoui %[[CLAMPED]] : f32 to i64
+// CHECK:           %[[BACK:.+]] = arith.uitofp %[[TRUNC]] : i64 to f32
+// CHECK:           %[[FRACTION:.+]] = arith.cmpf olt, %[[BACK]], %[[CLAMPED]] : f32
+// CHECK:           %[[ONE:.+]] = arith.extui %[[FRACTION]] : i1 to i64
+// CHECK:           %[[INT:.+]] = arith.addi %[[TRUNC]], %[[ONE]] : i64
+// CHECK:           %[[IDX:.+]] = arith.index_castui %[[INT]] : i64 to index
+// CHECK:           %[[KEYS:.+]] = arith.minui %[[IDX]], %c8 : index
+// CHECK:           tensor.extract %[[LQ]][%[[B]]] : tensor<2xf32>
+// CHECK:           %[[ROWS:.+]] = arith.minui %{{.+}}, %c8 : index
+// CHECK:           %[[CAUSAL_END:.+]] = arith.minui %{{.+}}, %c2 : index
+// CHECK:           %[[KEY_TILES:.+]] = arith.ceildivui %[[KEYS]], %c4 : index
+// CHECK:           %[[END:.+]] = arith.minui %[[CAUSAL_END]], %[[KEY_TILES]] : index
+// CHECK:           %[[KEPT:.+]] = arith.cmpi ult, %[[ROW0]], %[[ROWS]] : index
+// CHECK:           %[[HI:.+]] = arith.select %[[KEPT]], %[[END]], %c0 : index
+// CHECK:           scf.for %[[KT:.+]] = %c0 to %[[HI]] step %c1
+// CHECK:             %[[COL0:.+]] = arith.muli %[[KT]], %c4 : index
+// CHECK:             %[[LAST_ROW:.+]] = arith.addi %[[ROW0]], %c3 : index
+// CHECK:             %[[LAST_COL:.+]] = arith.addi %[[COL0]], %c3 : index
+// CHECK:             %[[REAL:.+]] = arith.cmpi ult, %[[LAST_COL]], %[[KEYS]] : index
+// CHECK:             %[[ROWS_KEPT:.+]] = arith.cmpi ult, %[[LAST_ROW]], %[[ROWS]] : index
+// CHECK:             arith.andi %[[REAL]], %[[ROWS_KEPT]] : i1
+// CHECK:             } else {
+// CHECK:               %[[I:.+]] = arith.addi %[[ROW0]], %{{.+}} : index
+// CHECK:               %[[J:.+]] = arith.addi %[[COL0]], %{{.+}} : index
+// CHECK:               %[[JREAL:.+]] = arith.cmpi ult, %[[J]], %[[KEYS]] : index
+// CHECK:               %[[JCAUSAL:.+]] = arith.cmpi sle, %[[J]], %[[I]] : index
+// CHECK:               %[[IKEPT:.+]] = arith.cmpi ult, %[[I]], %[[ROWS]] : index
+// CHECK:               %[[MASK:.+]] = arith.andi %[[IKEPT]], %[[JCAUSAL]] : i1
+// CHECK:               arith.andi %[[JREAL]], %[[MASK]] : i1
+func.func @lengths(%q: tensor<2x1x8x4xf32>, %k: tensor<2x1x8x4xf32>, %v: tensor<2x1x8x4xf32>, %lk: tensor<2xf32>, %lq: tensor<2xf32>) -> tensor<2x1x8x4xf32> {
+  %0 = attn.term relu2 (%q, %k, %v) key_lengths(%lk : tensor<2xf32>) query_lengths(%lq : tensor<2xf32>) mask causal : tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32> -> tensor<2x1x8x4xf32>
+  return %0 : tensor<2x1x8x4xf32>
+}

@@ -238,3 +238,27 @@ func.func @softmax_dynamic(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term softmax (%q, %k, %v) mask causal : !t, !t, !t -> !t
   return %0 : !t
 }
+
+// -----
+
+// `lse` (DESIGN §1.3): with the output, per query tile its rows'
+// log-sum-exp lse = m + log z, -inf where m = -inf (no visible key), into a
+// second shared output [B, H, N].
+
+// CHECK-LABEL: func.func @log_sum_exp(
+// CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[RES:.+]]:2 = scf.forall (%[[QT:.+]]) in (2) shared_outs(%{{.*}} = %{{.*}}, %[[LSE_OUT:.+]] = %{{.*}}) -> (tensor<1x1x8x4xf32>, tensor<1x1x8xf32>)
+// CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
+// CHECK:           %[[LOOP:.+]]:3 = scf.for
+// CHECK:           %[[LSE:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#0, %[[LOOP]]#1 : tensor<4xf32>, tensor<4xf32>)
+// CHECK:             %[[EMPTY:.+]] = arith.cmpf oeq, %[[M:.+]], %[[NEG_INF]] : f32
+// CHECK:             %[[LOG:.+]] = math.log %[[Z:.+]] : f32
+// CHECK:             %[[SUM:.+]] = arith.addf %[[M]], %[[LOG]] : f32
+// CHECK:             arith.select %[[EMPTY]], %[[NEG_INF]], %[[SUM]] : f32
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %[[LSE]] into %[[LSE_OUT]][0, 0, %[[ROW0]]] [1, 1, 4]
+// CHECK:         return %[[RES]]#0, %[[RES]]#1
+func.func @log_sum_exp(%q: tensor<1x1x8x4xf32>) -> (tensor<1x1x8x4xf32>, tensor<1x1x8xf32>) {
+  %0:2 = attn.term softmax (%q, %q, %q) lse mask causal : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>, tensor<1x1x8xf32>
+  return %0#0, %0#1 : tensor<1x1x8x4xf32>, tensor<1x1x8xf32>
+}

@@ -102,7 +102,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C3: a kernel term needs a feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'kernel' needs a feature map (identity, relu, elu1, favor_plus, cosformer or rfa)}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -111,7 +111,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a softmax term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'softmax' takes no feature map, got 'relu'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<relu>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -120,7 +120,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 // C3: a relu2 term takes no feature map
 func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op score 'relu2' takes no feature map, got 'identity'}}
-  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{feature_map = #attn.feature_map<identity>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, score = #attn.score<relu2>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -165,7 +165,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C4: omega is only for favor_plus (not for softmax either)
 func.func @f(%q: tensor<1x2x16x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op omega is only used by feature maps 'favor_plus' and 'rfa'}}
-  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %w) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -291,7 +291,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 // C7: projection needs both E and F (only E)
 func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %e) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -300,7 +300,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8x
 // C7: projection needs both E and F (only F)
 func.func @f(%q: tensor<1x2x16x8xf32>, %f: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op projection needs both E (for the keys) and F (for the values)}}
-  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, score = #attn.score<softmax>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -840,7 +840,7 @@ func.func @f(%t: tensor<1x2x16x8xf32>, %g: tensor<1x2x?x8xf32>) -> tensor<1x2x16
 // error, not a read past the operands.
 func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 3}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -849,7 +849,7 @@ func.func @segments(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // No query, and a group of two keys.
 func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   // expected-error @below {{'attn.term' op needs exactly one query operand, got 0}}
-  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %0 = "attn.term"(%q, %q, %q) <{operandSegmentSizes = array<i32: 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, order = #attn.order<auto>, score = #attn.score<softmax>}> : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
@@ -858,7 +858,7 @@ func.func @segments_two_keys(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
 // C12: a decay is a number or an operand, not both
 func.func @f(%q: tensor<1x2x16x8xf32>, %g: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op decay is either a number or an operand, not both}}
-  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
+  %0 = "attn.term"(%q, %q, %q, %g) <{decay_rate = 0.5 : f64, mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>, feature_map = #attn.feature_map<identity>, score = #attn.score<kernel>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<2xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
@@ -1174,5 +1174,68 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<3xf32>) -> tensor<1x2x16x8xf32
 func.func @f(%q: tensor<1x2x16x8xf32>, %s: tensor<4xf32>) -> tensor<1x2x16x8xf32> {
   // expected-error@+1 {{'attn.term' op alibi slopes [H] has 4 entries but the head count H = 2}}
   %0 = attn.term softmax (%q, %q, %q) alibi(%s : tensor<4xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C17: lengths are [B]
+func.func @f(%q: tensor<1x2x16x8xf32>, %l: tensor<2xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op key_lengths [B] has 2 entries but the batch size B = 1}}
+  %0 = attn.term softmax (%q, %q, %q) key_lengths(%l : tensor<2xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C17: lengths hide keys before the projection mixes them
+func.func @f(%q: tensor<1x2x16x8xf32>, %l: tensor<1xf32>, %e: tensor<4x16xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op query_lengths is not allowed with 'project'}}
+  %0 = attn.term softmax (%q, %q, %q) project(%e, %e : tensor<4x16xf32>, tensor<4x16xf32>) query_lengths(%l : tensor<1xf32>) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C17: a kernel term with lengths is evaluated qk-first
+func.func @f(%q: tensor<1x2x16x8xf32>, %l: tensor<1xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op order 'kv_first' is not legal with lengths (only 'qk_first')}}
+  %0 = attn.term kernel elu1 (%q, %q, %q) key_lengths(%l : tensor<1xf32>) order kv_first : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// C17: no state with lengths
+func.func @f(%q: tensor<1x2x16x8xf32>, %l: tensor<1xf32>) -> (tensor<1x2x16x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>) {
+  // expected-error@+1 {{'attn.term' op a state is not allowed with lengths}}
+  %0:3 = attn.term kernel elu1 (%q, %q, %q) key_lengths(%l : tensor<1xf32>) final_state mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
+  return %0#0, %0#1, %0#2 : tensor<1x2x16x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
+}
+
+// -----
+
+// C18: lse is a softmax term's
+func.func @f(%q: tensor<1x2x16x8xf32>) -> (tensor<1x2x16x8xf32>, tensor<1x2x16xf32>) {
+  // expected-error@+1 {{'attn.term' op lse needs a 'softmax' term with the 'rows' normalizer and eps 0}}
+  %0:2 = attn.term relu2 (%q, %q, %q) lse : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
+  return %0#0, %0#1 : tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
+}
+
+// -----
+
+// C18: lse is [B, H, N]
+func.func @f(%q: tensor<1x2x16x8xf32>) -> (tensor<1x2x16x8xf32>, tensor<1x2x15xf32>) {
+  // expected-error@+1 {{'attn.term' op lse must be [B, H, N] = [1, 2, 16], got 'tensor<1x2x15xf32>'}}
+  %0:2 = attn.term softmax (%q, %q, %q) lse : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x15xf32>
+  return %0#0, %0#1 : tensor<1x2x16x8xf32>, tensor<1x2x15xf32>
+}
+
+// -----
+
+// C18: the lse clause names a result type
+func.func @f(%q: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'lse' needs the output and the log-sum-exp types, got 1}}
+  %0 = attn.term softmax (%q, %q, %q) lse : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }

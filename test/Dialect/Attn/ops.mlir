@@ -492,15 +492,27 @@ func.func @grouped_windows(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>,
 }
 
 // s <- 50 tanh(s / 50), then the ALiBi bias (the standard slopes or an
-// operand [H]), then the mask; a sink logit per head.
+// operand [H]), then the mask; a sink logit per head; key and query lengths
+// [B] (printed keys first).
 // CHECK-LABEL: func.func @score_modifications(
-// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[SL:[a-z0-9]+]]: tensor<2xf32>)
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[SL:[a-z0-9]+]]: tensor<2xf32>, %[[L:[a-z0-9]+]]: tensor<1xf32>)
 // CHECK:         attn.term softmax (%[[Q]], %[[Q]], %[[Q]]) softcap 5.000000e+01 mask causal : {{.*}}
 // CHECK:         attn.term relu2 (%[[Q]], %[[Q]], %[[Q]]) alibi mask causal : {{.*}}
 // CHECK:         attn.term softmax (%[[Q]], %[[Q]], %[[Q]]) softcap 3.000000e+01 alibi(%[[SL]] : tensor<2xf32>) sink(%[[SL]] : tensor<2xf32>) mask window(7, 0) : {{.*}}
-func.func @score_modifications(%q: !t, %slopes: tensor<2xf32>) -> (!t, !t, !t) {
+// CHECK:         attn.term kernel elu1 (%[[Q]], %[[Q]], %[[Q]]) key_lengths(%[[L]] : tensor<1xf32>) query_lengths(%[[L]] : tensor<1xf32>) mask causal : {{.*}}
+func.func @score_modifications(%q: !t, %slopes: tensor<2xf32>, %lengths: tensor<1xf32>) -> (!t, !t, !t, !t) {
   %0 = attn.term softmax (%q, %q, %q) softcap 50.0 mask causal : !t, !t, !t -> !t
   %1 = attn.term relu2 (%q, %q, %q) alibi mask causal : !t, !t, !t -> !t
   %2 = attn.term softmax (%q, %q, %q) mask window(7, 0) sink(%slopes : tensor<2xf32>) alibi(%slopes : tensor<2xf32>) softcap 30.0 : !t, !t, !t -> !t
-  return %0, %1, %2 : !t, !t, !t
+  %3 = attn.term kernel elu1 (%q, %q, %q) query_lengths(%lengths : tensor<1xf32>) mask causal key_lengths(%lengths : tensor<1xf32>) : !t, !t, !t -> !t
+  return %0, %1, %2, %3 : !t, !t, !t, !t
+}
+
+// The log-sum-exp of a softmax term's rows as a second result (C18).
+// CHECK-LABEL: func.func @log_sum_exp(
+// CHECK:         %[[O:.+]], %[[LSE:.+]] = attn.term softmax (%{{.*}}, %{{.*}}, %{{.*}}) lse mask causal : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
+// CHECK:         return %[[O]], %[[LSE]]
+func.func @log_sum_exp(%q: tensor<1x2x16x8xf32>) -> (tensor<1x2x16x8xf32>, tensor<1x2x16xf32>) {
+  %0:2 = attn.term softmax (%q, %q, %q) mask causal lse : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
+  return %0#0, %0#1 : tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
 }

@@ -366,6 +366,13 @@ TEST(NpyParse, ThreeDimensional) {
 // Rejecting what is not a C-order little-endian float array
 //===----------------------------------------------------------------------===//
 
+TEST(NpyParse, Int32AsFloatsMarked) {
+  Array array = parseOk(bytesOf(kInt32));
+  EXPECT_EQ(array.shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(array.data, (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(array.integerDtype, "<i4");
+}
+
 TEST(NpyParse, RejectsFortranOrder) {
   EXPECT_EQ(parseError(bytesOf(kFortran)),
             "Fortran-order arrays are not supported");
@@ -380,12 +387,12 @@ TEST(NpyParse, RejectsBigEndian) {
 }
 
 TEST(NpyParse, RejectsOtherDtypes) {
-  EXPECT_EQ(parseError(bytesOf(kInt32)),
-            "unsupported dtype '<i4': only float32 and float64 are accepted");
   EXPECT_EQ(parseError(bytesOf(kFloat16)),
-            "unsupported dtype '<f2': only float32 and float64 are accepted");
+            "unsupported dtype '<f2': only float32, float64, int32 and int64 "
+            "are accepted");
   EXPECT_EQ(parseError(bytesOf(kComplex)),
-            "unsupported dtype '<c8': only float32 and float64 are accepted");
+            "unsupported dtype '<c8': only float32, float64, int32 and int64 "
+            "are accepted");
   EXPECT_EQ(parseError(bytesOf(kStructured)),
             "unsupported structured dtype: only float32 and float64 are "
             "accepted");
@@ -688,7 +695,7 @@ TEST(NpyParse, FailureLeavesOutputUnchanged) {
   Array array;
   array.shape = {1};
   array.data = {42.0f};
-  EXPECT_NE(parse(bytesOf(kInt32), array), "");
+  EXPECT_NE(parse(bytesOf(kFloat16), array), "");
   EXPECT_EQ(array.shape, (std::vector<int64_t>{1}));
   expectSameFloats(array.data, {42.0f});
 }
@@ -817,13 +824,13 @@ TEST(NpyRead, DirectoryNamesPath) {
 
 TEST(NpyRead, InvalidFileNamesPath) {
   TempDir dir;
-  std::string path = dir.path + "/ints.npy";
-  writeFile(path, bytesOf(kInt32));
+  std::string path = dir.path + "/halves.npy";
+  writeFile(path, bytesOf(kFloat16));
   Array array;
   EXPECT_EQ(read(path, array),
             "invalid .npy file '" + path +
-                "': unsupported dtype '<i4': only float32 and float64 are "
-                "accepted");
+                "': unsupported dtype '<f2': only float32, float64, int32 and "
+                "int64 are accepted");
 }
 
 TEST(NpyRead, ReadsNumpyFile) {

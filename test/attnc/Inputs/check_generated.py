@@ -131,6 +131,8 @@ def main():
     parser.add_argument("--omega", default="")
     parser.add_argument("--uniform", default="")
     parser.add_argument("--retention", default="")
+    parser.add_argument("--lengths", default="",
+                        help="NAME:L,...: lengths in [0, L] (batch 1 L, 2 zero)")
     args = parser.parse_args()
     ok = True
     for name in filter(None, args.normal.split(",")):
@@ -158,6 +160,20 @@ def main():
         heads = np.load(os.path.join(args.directory, name + ".npy")).size
         ok &= compare(args.directory, name,
                       1.0 - 2.0 ** (-5.0 - np.arange(heads)), 1e-7)
+    for item in filter(None, args.lengths.split(",")):
+        name, limit = item.split(":")
+        limit = int(limit)
+        count = np.load(os.path.join(args.directory, name + ".npy")).size
+        random = Random(seed_for(args.seed, name))
+        # uniform [0, L + 1) rounded to f32, then its floor (at most L)
+        drawn = np.array([(limit + 1.0) * random.uniform() for _ in range(count)],
+                         dtype=np.float64).astype(np.float32)
+        expected = np.minimum(np.floor(drawn), limit).astype(np.float64)
+        if count > 1:
+            expected[1] = limit
+        if count > 2:
+            expected[2] = 0
+        ok &= compare(args.directory, name, expected, 0.0)
     return 0 if ok else 1
 
 

@@ -32,7 +32,7 @@ bool TermOp::hasGroupedHeads() {
 }
 
 bool TermOp::needsQkFirst() {
-  return getMaskKind() == MaskKind::Window || hasGroupedHeads();
+  return getMaskKind() == MaskKind::Window || hasGroupedHeads() || hasLengths();
 }
 
 int64_t TermOp::getMaskBlock() {
@@ -140,10 +140,12 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
 
   std::optional<OpAsmParser::UnresolvedOperand> omega, keyProj, valueProj,
-      decay, keyWeight, initialState, initialNorm, alibiSlopes, sinks;
+      decay, keyWeight, initialState, initialNorm, alibiSlopes, sinks,
+      keyLengths, queryLengths;
   Type omegaType, keyProjType, valueProjType, decayType, keyWeightType,
-      initialStateType, initialNormType, alibiSlopesType, sinksType;
-  bool finalState = false;
+      initialStateType, initialNormType, alibiSlopesType, sinksType,
+      keyLengthsType, queryLengthsType;
+  bool finalState = false, lse = false;
   llvm::StringSet<> seen;
   while (true) {
     SMLoc loc = parser.getCurrentLocation();
@@ -151,7 +153,8 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     if (parser.parseOptionalKeyword(
             &clause, {"omega", "project", "mask", "normalizer", "scale", "eps",
                       "order", "chunk", "crossover", "decay", "key_weight",
-                      "state", "final_state", "softcap", "alibi", "sink"}))
+                      "state", "final_state", "softcap", "alibi", "sink",
+                      "key_lengths", "query_lengths", "lse"}))
       break;
     if (!seen.insert(clause).second)
       return parser.emitError(loc) << "duplicate '" << clause << "' clause";
@@ -190,8 +193,19 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
       if (parser.parseLParen() || parser.parseOperand(*sinks) ||
           parser.parseColonType(sinksType) || parser.parseRParen())
         return failure();
+    } else if (clause == "key_lengths" || clause == "query_lengths") {
+      bool isKey = clause == "key_lengths";
+      std::optional<OpAsmParser::UnresolvedOperand> &operand =
+          isKey ? keyLengths : queryLengths;
+      operand.emplace();
+      if (parser.parseLParen() || parser.parseOperand(*operand) ||
+          parser.parseColonType(isKey ? keyLengthsType : queryLengthsType) ||
+          parser.parseRParen())
+        return failure();
     } else if (clause == "final_state") {
       finalState = true;
+    } else if (clause == "lse") {
+      lse = true;
     } else if (clause == "state") {
       initialState.emplace();
       if (parser.parseLParen() || parser.parseOperand(*initialState))
@@ -284,9 +298,14 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
   resultsLoc = parser.getCurrentLocation();
   if (parser.parseTypeList(resultTypes))
     return failure();
-  // The output, then with `final_state` the state and (rows) its norm.
-  if (finalState ? resultTypes.size() < 2 || resultTypes.size() > 3
-                 : resultTypes.size() != 1)
+  // The output, then with `final_state` the state and (rows) its norm, then
+  // with `lse` the log-sum-exp.
+  size_t stateTypes = resultTypes.size() - (lse ? 1 : 0);
+  if (lse && resultTypes.size() < 2)
+    return parser.emitError(resultsLoc)
+           << "'lse' needs the output and the log-sum-exp types, got "
+           << resultTypes.size();
+  if (finalState ? stateTypes < 2 || stateTypes > 3 : stateTypes != 1)
     return parser.emitError(resultsLoc)
            << (finalState ? "'final_state' needs the output and the final "
                             "state types (and the norm's for rows), got "
@@ -320,6 +339,12 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   if (sinks && parser.resolveOperand(*sinks, sinksType, result.operands))
     return failure();
+  if (keyLengths &&
+      parser.resolveOperand(*keyLengths, keyLengthsType, result.operands))
+    return failure();
+  if (queryLengths &&
+      parser.resolveOperand(*queryLengths, queryLengthsType, result.operands))
+    return failure();
 
   int32_t hasOmega = omega ? 1 : 0, hasProj = keyProj ? 1 : 0;
   props.operandSegmentSizes = {1,
@@ -333,9 +358,12 @@ ParseResult TermOp::parse(OpAsmParser &parser, OperationState &result) {
                                initialState ? 1 : 0,
                                initialNorm ? 1 : 0,
                                alibiSlopes ? 1 : 0,
-                               sinks ? 1 : 0};
-  int32_t extra = static_cast<int32_t>(resultTypes.size()) - 1;
-  props.resultSegmentSizes = {1, extra > 0 ? 1 : 0, extra > 1 ? 1 : 0};
+                               sinks ? 1 : 0,
+                               keyLengths ? 1 : 0,
+                               queryLengths ? 1 : 0};
+  int32_t extra = static_cast<int32_t>(stateTypes) - 1;
+  props.resultSegmentSizes = {1, extra > 0 ? 1 : 0, extra > 1 ? 1 : 0,
+                              lse ? 1 : 0};
   result.addTypes(resultTypes);
   return success();
 }
@@ -372,6 +400,8 @@ void TermOp::print(OpAsmPrinter &printer) {
   }
   if (getFinalState())
     printer << " final_state";
+  if (getLse())
+    printer << " lse";
   if (FloatAttr softcap = getSoftcapAttr()) {
     printer << " softcap ";
     printer.printFloat(softcap.getValue());
@@ -383,6 +413,11 @@ void TermOp::print(OpAsmPrinter &printer) {
   }
   if (Value sinks = getSinks())
     printer << " sink(" << sinks << " : " << sinks.getType() << ")";
+  if (Value lengths = getKeyLengths())
+    printer << " key_lengths(" << lengths << " : " << lengths.getType() << ")";
+  if (Value lengths = getQueryLengths())
+    printer << " query_lengths(" << lengths << " : " << lengths.getType()
+            << ")";
   if (std::optional<MaskAttr> mask = getMask()) {
     printer << " mask ";
     printMaskClause(printer, *mask);
@@ -417,6 +452,8 @@ void TermOp::print(OpAsmPrinter &printer) {
     printer << ", " << state.getType();
   if (Value norm = getFinalNorm())
     printer << ", " << norm.getType();
+  if (Value lse = getLse())
+    printer << ", " << lse.getType();
 }
 
 //===----------------------------------------------------------------------===//
@@ -502,8 +539,11 @@ LogicalResult TermOp::verify() {
                              {"normaliser state", getInitialNorm()},
                              {"ALiBi slopes", getAlibiSlopes()},
                              {"sinks", getSinks()},
+                             {"key lengths", getKeyLengths()},
+                             {"query lengths", getQueryLengths()},
                              {"final state", getFinalState()},
                              {"final normaliser state", getFinalNorm()},
+                             {"log-sum-exp", getLse()},
                              {"result", getResult()}})
     if (value && failed(verifyByteSize(getOperation(), name,
                                        cast<ShapedType>(value.getType()))))
@@ -792,21 +832,22 @@ LogicalResult TermOp::verify() {
   if (getInitialNorm() && !getInitialState())
     return emitOpError("a normaliser state needs the state S");
 
-  // (C15) Only qk-first evaluates windows and grouped heads of kernel terms.
+  // (C15, C17) Only qk-first evaluates windows, grouped heads and lengths
+  // of kernel terms.
+  StringRef qkFirstReason = getMaskKind() == MaskKind::Window
+                                ? "a 'window' mask"
+                            : hasGroupedHeads() ? "grouped heads"
+                                                : "lengths";
   if (needsQkFirst() && getOrder() != Order::Auto &&
       getOrder() != Order::QkFirst)
     return emitOpError("order '")
            << stringifyOrder(getOrder()) << "' is not legal with "
-           << (getMaskKind() == MaskKind::Window ? "a 'window' mask"
-                                                 : "grouped heads")
-           << " (only 'qk_first')";
+           << qkFirstReason << " (only 'qk_first')";
   if (hasGroupedHeads() && (hasDecay() || getKeyWeight()))
     return emitOpError("decay and key_weight are not allowed with grouped "
                        "heads");
   if (needsQkFirst() && hasState())
-    return emitOpError("a state is not allowed with ")
-           << (getMaskKind() == MaskKind::Window ? "a 'window' mask"
-                                                 : "grouped heads");
+    return emitOpError("a state is not allowed with ") << qkFirstReason;
 
   // (C16) Score modifications and sinks.
   if (std::optional<APFloat> softcap = getSoftcap()) {
@@ -837,6 +878,40 @@ LogicalResult TermOp::verify() {
   }
   if (getFinalNorm() && !getFinalState())
     return emitOpError("a final normaliser state needs the final state S");
+
+  // (C18) The log-sum-exp.
+  if (Value lse = getLse()) {
+    if (score != Score::Softmax ||
+        getEffectiveNormalizer() != Normalizer::Rows ||
+        getEffectiveEps() != 0.0)
+      return emitOpError("lse needs a 'softmax' term with the 'rows' "
+                         "normalizer and eps 0");
+    auto lseType = cast<RankedTensorType>(lse.getType());
+    for (int d = 0; d < 3; ++d)
+      if (staticallyDifferent(lseType.getDimSize(d), queryType.getDimSize(d)))
+        return emitOpError("lse must be [B, H, N] = ")
+               << "[" << queryType.getDimSize(0) << ", "
+               << queryType.getDimSize(1) << ", " << queryType.getDimSize(2)
+               << "], got " << lseType;
+  }
+
+  // (C17) Lengths.
+  for (auto [name, operand] :
+       {std::pair<StringRef, Value>{"key_lengths", getKeyLengths()},
+        {"query_lengths", getQueryLengths()}}) {
+    if (!operand)
+      continue;
+    int64_t size = cast<RankedTensorType>(operand.getType()).getDimSize(0);
+    if (staticallyDifferent(size, queryType.getDimSize(0)))
+      return emitOpError() << name << " [B] has " << size
+                           << " entries but the batch size B = "
+                           << queryType.getDimSize(0);
+    if (isProjected())
+      return emitOpError() << name << " is not allowed with 'project'";
+    if (hasState())
+      return emitOpError() << name
+                           << " is not allowed with a state or final_state";
+  }
 
   return success();
 }

@@ -83,6 +83,16 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     a_h, or `alibi(%slopes)` [H]), then the mask. `sink(%sinks)` [H]
     (softmax) adds one logit σ_h per head to the denominator only:
     m_i = max(max_j s_ij, σ_h), z_i = Σ_j exp(s_ij − m_i) + exp(σ_h − m_i).
+    `key_lengths(%lk)` [B] hides key j of batch b unless j < L_b, and
+    `query_lengths(%lq)` [B] makes rows i ≥ L_b of batch b 0 (a padded
+    batch; f32 holding whole numbers: the operands are compared as
+    j < L_b, so any value is defined, and L_b ≤ 0 hides every key or row).
+
+    `lse` (softmax) adds the result lse [B, H, N], the log-sum-exp of
+    each row's weights: lse_i = m_i + log z_i (with the sink's term when
+    present), −inf for a row with no visible key (DESIGN §1.3); the
+    partial results of two key ranges A and B then merge exactly as
+    o = e^{lse_A − l} o_A + e^{lse_B − l} o_B, l = log(e^{lse_A} + e^{lse_B}).
 
     `order` and `chunk` record decisions that do not change the result:
     `qk_first` computes (φQ φK^T) V, `kv_first` computes φQ (φK^T V) (kernel
@@ -139,6 +149,11 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     - (C16) `softcap` is finite and positive and `alibi` is given to
       `softmax` and `relu2` terms only, `alibi` not with `project`; `sink`
       needs `softmax`; the slopes and sinks are [H].
+    - (C17) `key_lengths` and `query_lengths` are [B]; they need no
+      `project` and no `state` or `final_state`, and a `kernel` term with
+      either is evaluated `qk_first` (its order is `auto` or `qk_first`).
+    - (C18) `lse` needs a `softmax` term with the `rows` normaliser and
+      ε = 0; it is [B, H, N].
   }];
 
   let arguments = (ins
@@ -154,6 +169,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     Optional<Attn_Tensor3D>:$initial_norm,
     Optional<Attn_Tensor1D>:$alibi_slopes,
     Optional<Attn_Tensor1D>:$sinks,
+    Optional<Attn_Tensor1D>:$key_lengths,
+    Optional<Attn_Tensor1D>:$query_lengths,
     Attn_ScoreAttr:$score,
     OptionalAttr<Attn_FeatureMapAttr>:$feature_map,
     OptionalAttr<Attn_MaskAttr>:$mask,
@@ -169,7 +186,8 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
   );
   let results = (outs Attn_Tensor4D:$result,
                       Optional<Attn_Tensor4D>:$final_state,
-                      Optional<Attn_Tensor3D>:$final_norm);
+                      Optional<Attn_Tensor3D>:$final_norm,
+                      Optional<Attn_Tensor3D>:$lse);
 
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -199,8 +217,10 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     bool hasDecay() { return getDecayRate() || getDecay(); }
     /// True when K and V have fewer heads than Q (DESIGN §1.3).
     bool hasGroupedHeads();
-    /// True when only qk-first can evaluate the term (C15): a window mask
-    /// or grouped heads.
+    /// True when the term has key or query lengths (C17).
+    bool hasLengths() { return getKeyLengths() || getQueryLengths(); }
+    /// True when only qk-first can evaluate the term (C15, C17): a window
+    /// mask, grouped heads or lengths.
     bool needsQkFirst();
     /// True when the term transforms its scores (softcap or alibi).
     bool modifiesScores() { return getSoftcap() || getAlibi(); }
