@@ -120,6 +120,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   }
   if (options.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createAttnBalanceParallelLoops());
     // Inlines the alloca scopes it made (they hold no alloca) before the
     // scf-to-cf lowering splits their bodies into blocks.
     pm.addPass(createCanonicalizerPass());

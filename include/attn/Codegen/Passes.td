@@ -238,6 +238,26 @@ def AttnStridedCopiesToLinalg
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AttnBalanceParallelLoops
+    : Pass<"attn-balance-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Hand out the iterations of attn's parallel loops one at a "
+                "time (OpenMP schedule(dynamic, 1))";
+  let description = [{
+    Every parallel loop convert-attn-to-linalg emits has iterations of
+    unequal work: a causal query tile t sees t + 1 key tiles, a padded batch
+    element of length L does L^2 of the work, the first and last key splits
+    of a window see fewer keys. OpenMP's default static schedule gives each
+    thread one contiguous block of them: a padded batch of lengths N, 3N/4,
+    N/2, N/4 over 2 threads then runs 1.56 : 0.31 (2 threads no faster than
+    one). Each iteration is a whole query tile, chunk or key split (tens of
+    microseconds at least), so handing them out one at a time costs one
+    atomic increment each and balances the threads. Sets schedule(dynamic,
+    1) on every omp.wsloop that has no schedule.
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // GPU: thread blocks, kernels and their emulation
 //===----------------------------------------------------------------------===//
