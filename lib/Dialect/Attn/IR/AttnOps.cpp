@@ -865,17 +865,22 @@ LogicalResult TermOp::verify() {
   if (getSinks() && score != Score::Softmax)
     return emitOpError("sink needs a 'softmax' term, but the score is '")
            << stringifyScore(score) << "'";
-  for (auto [name, operand] :
-       {std::pair<StringRef, Value>{"alibi slopes", getAlibiSlopes()},
-        {"sink", getSinks()}}) {
+  // A vector operand of one entry per batch element or head.
+  auto checkEntries = [&](StringRef name, Value operand, unsigned dim,
+                          StringRef letter, StringRef size) -> LogicalResult {
     if (!operand)
-      continue;
-    int64_t size = cast<RankedTensorType>(operand.getType()).getDimSize(0);
-    if (staticallyDifferent(size, queryType.getDimSize(1)))
-      return emitOpError() << name << " [H] has " << size
-                           << " entries but the head count H = "
-                           << queryType.getDimSize(1);
-  }
+      return success();
+    int64_t entries = cast<RankedTensorType>(operand.getType()).getDimSize(0);
+    if (!staticallyDifferent(entries, queryType.getDimSize(dim)))
+      return success();
+    return emitOpError() << name << " [" << letter << "] has " << entries
+                         << " entries but the " << size << " " << letter
+                         << " = " << queryType.getDimSize(dim);
+  };
+  if (failed(checkEntries("alibi slopes", getAlibiSlopes(), 1, "H",
+                          "head count")) ||
+      failed(checkEntries("sink", getSinks(), 1, "H", "head count")))
+    return failure();
   if (getFinalNorm() && !getFinalState())
     return emitOpError("a final normaliser state needs the final state S");
 
@@ -901,11 +906,8 @@ LogicalResult TermOp::verify() {
         {"query_lengths", getQueryLengths()}}) {
     if (!operand)
       continue;
-    int64_t size = cast<RankedTensorType>(operand.getType()).getDimSize(0);
-    if (staticallyDifferent(size, queryType.getDimSize(0)))
-      return emitOpError() << name << " [B] has " << size
-                           << " entries but the batch size B = "
-                           << queryType.getDimSize(0);
+    if (failed(checkEntries(name, operand, 0, "B", "batch size")))
+      return failure();
     if (isProjected())
       return emitOpError() << name << " is not allowed with 'project'";
     if (hasState())
