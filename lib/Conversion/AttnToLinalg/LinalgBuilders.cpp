@@ -124,6 +124,16 @@ Value LinalgBuilder::tile2d(Value tile, Value rows, Value cols) {
   return tensor::ExtractSliceOp::create(b, type, tile, offsets, sizes, strides);
 }
 
+Value LinalgBuilder::leading(Value vector, Value count) {
+  auto type = RankedTensorType::get(
+      {getConstantIntValue(count).value_or(ShapedType::kDynamic)},
+      b.getF32Type());
+  return tensor::ExtractSliceOp::create(
+      b, type, vector, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{ofr(count)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}
+
 Value LinalgBuilder::panel(Value panels, Value bi, Value hi, Value index,
                            Value width, int64_t tile) {
   auto type = RankedTensorType::get(
@@ -374,18 +384,9 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
     // Only the real rows: the result is written in place into the output.
     outRows = validRows;
     num = b.tile2d(num, validRows, term.valueDim);
-    auto sumsType = RankedTensorType::get(
-        {getConstantIntValue(validRows).value_or(ShapedType::kDynamic)},
-        b.b.getF32Type());
-    auto firstRows = [&](Value perRow) -> Value {
-      return tensor::ExtractSliceOp::create(
-          b.b, sumsType, perRow, ArrayRef<OpFoldResult>{b.b.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{LinalgBuilder::ofr(validRows)},
-          ArrayRef<OpFoldResult>{b.b.getIndexAttr(1)});
-    };
-    sums = firstRows(sums);
+    sums = b.leading(sums, validRows);
     if (rowEps && cast<RankedTensorType>(rowEps.getType()).getRank() == 1)
-      rowEps = firstRows(rowEps);
+      rowEps = b.leading(rowEps, validRows);
     else if (rowEps)
       rowEps = b.tile2d(rowEps, validRows, b.index(1));
   }

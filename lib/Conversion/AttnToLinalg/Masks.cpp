@@ -125,6 +125,13 @@ static Value maskOnlyAllows(OpBuilder &ob, Location loc,
   return {};
 }
 
+Value to_linalg::keyVisible(OpBuilder &ob, Location loc,
+                            const TermOperands &term, Value i, Value j) {
+  Value real =
+      arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, j, term.keys);
+  return arith::AndIOp::create(ob, loc, real, maskAllows(ob, loc, term, i, j));
+}
+
 Value to_linalg::visibleKeys(OpBuilder &ob, Location loc,
                              const TermOperands &term, Value i, Value keys) {
   auto c = [&](int64_t v) {

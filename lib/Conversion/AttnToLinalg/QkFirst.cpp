@@ -33,20 +33,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::to_linalg;
 
-/// The weights of one score tile: the mask (and the padding, keys j >= M)
-/// applied, relu2's square taken. Softmax keeps the scores, with -inf where
-/// a pair is not visible.
-/// Whether query row0 + r sees key col0 + c: a real key (< M) the mask
-/// allows.
-static Value pairVisible(OpBuilder &gb, Location gl, const TermOperands &term,
-                         Value row0, Value col0, Value r, Value c) {
-  Value i = arith::AddIOp::create(gb, gl, row0, r);
-  Value j = arith::AddIOp::create(gb, gl, col0, c);
-  Value inRange =
-      arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult, j, term.keys);
-  return arith::AndIOp::create(gb, gl, inRange, maskAllows(gb, gl, term, i, j));
-}
-
 /// DESIGN §1.3's a_h of head \p hi as f32: the ALiBi reference's slopes
 /// (2^(-8(h+1)/n) for the n = 2^floor(log2 H) first heads, then every other
 /// slope of the rule for 2n) or the slopes operand's entry.
@@ -137,8 +123,13 @@ struct TileDecay {
   Value hi, prefixRows, prefixCols;
 };
 
+/// The weights of one score tile: the mask (and the padding, keys j >= M)
+/// applied through \p visible, relu2's square taken. Softmax keeps the
+/// scores, with -inf where a pair is not visible. With \p decay, row r and
+/// column c are query row0 + r and key col0 + c.
 static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
-                        Value scores, Value row0, Value col0,
+                        Value scores, TileVisibility visible,
+                        Value row0 = Value(), Value col0 = Value(),
                         const TileDecay *decay = nullptr) {
   Score score = term.score;
   SmallVector<Value> inputs;
@@ -153,7 +144,7 @@ static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
       [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
         Value r = linalg::IndexOp::create(gb, gl, 0);
         Value c = linalg::IndexOp::create(gb, gl, 1);
-        Value visible = pairVisible(gb, gl, term, row0, col0, r, c);
+        Value seen = visible(gb, gl, r, c);
         Value s = args.back();
         if (decay) {
           // w_ij d_ij, d_ij = exp(log d_ij) <= 1 (DESIGN §1.2)
@@ -169,14 +160,14 @@ static Value maskScores(LinalgBuilder &inner, const TermOperands &term,
         if (score == Score::Softmax) {
           Value minusInf =
               arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(-INFINITY));
-          return arith::SelectOp::create(gb, gl, visible, s, minusInf);
+          return arith::SelectOp::create(gb, gl, seen, s, minusInf);
         }
         Value w = s;
         if (score == Score::Relu2) {
           Value r0 = arith::MaximumFOp::create(gb, gl, s, zero);
           w = arith::MulFOp::create(gb, gl, r0, r0);
         }
-        return arith::SelectOp::create(gb, gl, visible, w, zero);
+        return arith::SelectOp::create(gb, gl, seen, w, zero);
       });
 }
 
@@ -191,15 +182,8 @@ static Value squareRelu(LinalgBuilder &inner, Value scores) {
       });
 }
 
-/// maskScores only where the tile needs it: most tiles of a long sequence
-/// are wholly visible (the mask's diagonal and the padded last key tile are
-/// not), and a masking pass over every tile costs as much as its max or sum.
-static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
-                       Value scores, Value row0, Value col0, Value full,
-                       const TileDecay *decay) {
-  // Every pair of a decayed term has its own weight.
-  if (decay)
-    return maskScores(inner, term, scores, row0, col0, decay);
+Value to_linalg::weightsOf(LinalgBuilder &inner, const TermOperands &term,
+                           Value scores, Value full, TileVisibility visible) {
   auto ifOp = scf::IfOp::create(
       inner.b, full,
       [&](OpBuilder &ob, Location loc) {
@@ -212,7 +196,7 @@ static Value weightsOf(LinalgBuilder &inner, const TermOperands &term,
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder branch(ib);
-        scf::YieldOp::create(ib, maskScores(branch, term, scores, row0, col0));
+        scf::YieldOp::create(ib, maskScores(branch, term, scores, visible));
       });
   return ifOp.getResult(0);
 }
@@ -366,11 +350,16 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
             tileDecay.prefixRows = inner.tile1d(prefix, bi, hi, tq, row0);
             tileDecay.prefixCols = inner.tile1d(prefix, bi, hi, tk, col0);
           }
-          Value weights = weightsOf(inner, term, scores, row0, col0, full,
-                                    decayed ? &tileDecay : nullptr);
           auto visible = [&](OpBuilder &gb, Location gl, Value r, Value c) {
-            return pairVisible(gb, gl, term, row0, col0, r, c);
+            return keyVisible(gb, gl, term,
+                              arith::AddIOp::create(gb, gl, row0, r),
+                              arith::AddIOp::create(gb, gl, col0, c));
           };
+          // Every pair of a decayed term has its own weight.
+          Value weights = decayed
+                              ? maskScores(inner, term, scores, visible, row0,
+                                           col0, &tileDecay)
+                              : weightsOf(inner, term, scores, full, visible);
           if (!isSoftmax) {
             // z += rowSum(W); acc += W V_t
             Value newSums = inner.rowReduce(weights, iter[1], false);
@@ -403,14 +392,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
     if (lse) {
       result.perRow = logSumExpRows(b, loop.getResult(0), rowSums);
       if (validRows)
-        result.perRow = tensor::ExtractSliceOp::create(
-            b.b,
-            RankedTensorType::get(
-                {getConstantIntValue(validRows).value_or(ShapedType::kDynamic)},
-                b.b.getF32Type()),
-            result.perRow, ArrayRef<OpFoldResult>{b.b.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{LinalgBuilder::ofr(validRows)},
-            ArrayRef<OpFoldResult>{b.b.getIndexAttr(1)});
+        result.perRow = b.leading(result.perRow, validRows);
     }
     return result;
   };

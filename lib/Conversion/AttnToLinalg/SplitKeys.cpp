@@ -87,17 +87,6 @@ static Value stackedQueriesT(LinalgBuilder &b, const TermOperands &term,
       });
 }
 
-/// Whether stacked row r (query i = r mod N) sees key col0 + c.
-static Value stackedVisible(OpBuilder &gb, Location gl,
-                            const TermOperands &term, const StackedRows &rows,
-                            Value col0, Value r, Value c) {
-  Value i = rows.query(gb, gl, r);
-  Value j = arith::AddIOp::create(gb, gl, col0, c);
-  Value inRange =
-      arith::CmpIOp::create(gb, gl, arith::CmpIPredicate::ult, j, term.keys);
-  return arith::AndIOp::create(gb, gl, inRange, maskAllows(gb, gl, term, i, j));
-}
-
 Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
                                 const SplitKeyTiles &tiles, Value *lse) {
   ImplicitLocOpBuilder &ib = b.b;
@@ -141,6 +130,20 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
     first = b.maxIdx(first, batchLo);
     // The real rows' positions bound the tiles that need no mask.
     Value lastQuery = b.sub(term.queries, b.index(1));
+    // ALiBi: a_h of each stacked row's head, once for all its key tiles.
+    Value rowSlopes;
+    if (term.alibi)
+      rowSlopes =
+          b.generic(b.empty({b.index(numRows)}), {}, {b.map(1, {0})}, {kPar},
+                    [&](OpBuilder &gb, Location gl, ValueRange) -> Value {
+                      ImplicitLocOpBuilder sb(gl, gb);
+                      LinalgBuilder scalar(sb);
+                      Value row = linalg::IndexOp::create(sb, 0);
+                      Value head = arith::AddIOp::create(
+                          sb, scalar.mul(kvh, term.groupSize),
+                          rows.headInGroup(sb, gl, row));
+                      return alibiSlope(scalar, term, head);
+                    });
     auto loop = scf::ForOp::create(
         ib, first, last, b.index(1),
         ValueRange{b.filled({r}, -INFINITY), b.filled({r}, 0.0),
@@ -161,12 +164,8 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
             return rows.query(gb, gl, row);
           };
           auto slopeOf = [&](OpBuilder &gb, Location gl, Value row) -> Value {
-            ImplicitLocOpBuilder sb(gl, gb);
-            LinalgBuilder scalar(sb);
-            Value head =
-                arith::AddIOp::create(sb, inner.mul(kvh, term.groupSize),
-                                      rows.headInGroup(sb, gl, row));
-            return alibiSlope(scalar, term, head);
+            return tensor::ExtractOp::create(gb, gl, rowSlopes,
+                                             ValueRange{row});
           };
           if (term.softcap || term.alibi)
             scores = modifyScores(inner, term, scores, query, col0,
@@ -174,31 +173,15 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
                                              : TileRowSlope());
           Value full = tileFullyVisible(inner, term, inner.index(0), lastQuery,
                                         col0, keyTile);
+          // Stacked row r is query r mod N.
           auto visible = [&](OpBuilder &gb, Location gl, Value row, Value c) {
-            return stackedVisible(gb, gl, term, rows, col0, row, c);
+            return keyVisible(gb, gl, term, rows.query(gb, gl, row),
+                              arith::AddIOp::create(gb, gl, col0, c));
           };
-          auto weights = scf::IfOp::create(
-              nb, full,
-              [&](OpBuilder &bb, Location bl) {
-                scf::YieldOp::create(bb, bl, scores);
-              },
-              [&](OpBuilder &bb, Location bl) {
-                ImplicitLocOpBuilder mb(bl, bb);
-                LinalgBuilder masked(mb);
-                Value w = masked.generic(
-                    scores, {}, {masked.map(2, {0, 1})}, {kPar, kPar},
-                    [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
-                      Value row = linalg::IndexOp::create(gb, gl, 0);
-                      Value c = linalg::IndexOp::create(gb, gl, 1);
-                      Value minusInf = arith::ConstantOp::create(
-                          gb, gl, gb.getF32FloatAttr(-INFINITY));
-                      return arith::SelectOp::create(
-                          gb, gl, visible(gb, gl, row, c), args[0], minusInf);
-                    });
-                scf::YieldOp::create(mb, w);
-              });
-          onlineSoftmaxStep(inner, tr, weights.getResult(0), vTile, negInf,
-                            iter, full, visible, /*testFinite=*/true);
+          onlineSoftmaxStep(inner, tr,
+                            weightsOf(inner, term, scores, full, visible),
+                            vTile, negInf, iter, full, visible,
+                            /*testFinite=*/true);
         });
     ib.setInsertionPointToStart(partials.getTerminator().getBody());
     auto store = [&](Value value, unsigned out, bool withValues) {

@@ -73,6 +73,8 @@ public:
                Value cols);
   /// The leading [rows, cols] of the 2-D \p tile.
   Value tile2d(Value tile, Value rows, Value cols);
+  /// The leading [count] entries of the 1-D \p vector.
+  Value leading(Value vector, Value count);
   /// The [width, tile] panel \p index of key panels (keyPanels) at (bi, hi).
   Value panel(Value panels, Value bi, Value hi, Value index, Value width,
               int64_t tile);
@@ -337,6 +339,10 @@ Value maskAllows(OpBuilder &ob, Location loc, const TermOperands &term, Value i,
 Value visibleKeys(OpBuilder &ob, Location loc, const TermOperands &term,
                   Value i, Value keys);
 
+/// Whether query row i sees key j: a real key (j < keys) the mask allows.
+Value keyVisible(OpBuilder &ob, Location loc, const TermOperands &term, Value i,
+                 Value j);
+
 /// Whether row r of a tile sees its key column c (tile coordinates).
 using TileVisibility =
     function_ref<Value(OpBuilder &, Location, Value r, Value c)>;
@@ -384,6 +390,14 @@ Value alibiSlope(LinalgBuilder &b, const TermOperands &term, Value hi);
 /// mask; column c is key col0 + c.
 Value modifyScores(LinalgBuilder &inner, const TermOperands &term, Value scores,
                    TileRowQuery rowQuery, Value col0, TileRowSlope slopeOf);
+
+/// The weights of an undecayed score tile (softmax: the scores, -inf where
+/// \p visible says a pair is hidden; relu2: relu(s)^2, 0 there), masked only
+/// where the tile needs it: most tiles of a long sequence are wholly visible
+/// (\p full; the mask's diagonal and the padded last key tile are not), and
+/// a masking pass over every tile costs as much as its max or sum.
+Value weightsOf(LinalgBuilder &inner, const TermOperands &term, Value scores,
+                Value full, TileVisibility visible);
 
 /// One online-softmax step on the weights \p weights of a key tile, with
 /// \p tt the number of query rows; yields (newMax, z, acc) from the loop
