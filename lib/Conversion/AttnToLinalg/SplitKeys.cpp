@@ -142,6 +142,11 @@ Value to_linalg::lowerSplitKeys(LinalgBuilder &b, const TermOperands &term,
                       Value head = arith::AddIOp::create(
                           sb, scalar.mul(kvh, term.groupSize),
                           rows.headInGroup(sb, gl, row));
+                      // Padding rows (past r N) name heads past H: they take
+                      // the last head's slope, so that a slopes operand is
+                      // never read past its end (their rows are not stored).
+                      head = scalar.minIdx(
+                          head, scalar.sub(term.heads, scalar.index(1)));
                       return alibiSlope(scalar, term, head);
                     });
     auto loop = scf::ForOp::create(
