@@ -49,8 +49,10 @@ static OpPassManager &addLinalgLowering(OpPassManager &pm,
 /// and copy). The GPU mapping needs every buffer a branch yields allocated
 /// in that branch, which this breaks.
 static void addBufferization(OpPassManager &pm, bool inPlaceTiles) {
-  if (inPlaceTiles)
+  if (inPlaceTiles) {
+    pm.addNestedPass<func::FuncOp>(createAttnSinkDestinationStores());
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
