@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <limits>
+
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNAPPROXIMATEMATH
@@ -110,6 +112,94 @@ struct ExpandAbsF : public OpRewritePattern<math::AbsFOp> {
   }
 };
 
+/// maxnumf(a, b) = a > b ? a : b, and with NaNs the other operand: NVVM
+/// lowers the op to a libdevice call (__nv_fmaxf) that the GPU path does not
+/// link. Under nnan, a NaN operand may give either operand.
+struct ExpandMaxNumF : public OpRewritePattern<arith::MaxNumFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::MaxNumFOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value a = op.getLhs(), b = op.getRhs();
+    Value pickA =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, a, b);
+    if (!bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::nnan)) {
+      Value bIsNaN =
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, b, b);
+      pickA = arith::OrIOp::create(rewriter, loc, pickA, bIsNaN);
+    }
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, pickA, a, b);
+    return success();
+  }
+};
+
+/// exp(x) of f32 in 21 arithmetic ops (upstream's approximation takes ~30):
+/// k = round(x log2 e) by the 1.5 * 2^23 rounding trick, which also leaves
+/// k in the low bits of the sum (no float-to-int conversion);
+/// r = x - k ln 2 in two steps (|r| <= ln2/2); exp(r) by Cephes' expf
+/// polynomial, 1 + r + r^2 P(r) (max relative error 8.4e-8 against exp
+/// in double over [-86.9, 88.72]); scaled by 2^(k-1) times 2, so that
+/// k = 128 (x up to ln FLT_MAX) still has a normal scale. x > ln FLT_MAX
+/// gives +inf. Below -86.99 (k = -126) the scale is 0: such results,
+/// < 2.4e-38, are 0, as the flush in flushSubnormalExp makes those below
+/// 1.2e-38 (and NaN) 0 anyway.
+struct ExpF32 : public OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    Type intType = sameShapeI32(type, rewriter);
+    if (!intType)
+      return failure();
+    Location loc = op.getLoc();
+    auto f = [&](float value) {
+      return splatConstant(rewriter, loc, type,
+                           rewriter.getF32FloatAttr(value));
+    };
+    auto i = [&](int32_t value) {
+      return splatConstant(rewriter, loc, intType,
+                           rewriter.getI32IntegerAttr(value));
+    };
+    // contract: the backend fuses a * b + c into one FMA; nothing else may
+    // be reassociated ((t + M) - M must stay a rounding).
+    auto contract = arith::FastMathFlagsAttr::get(
+        getContext(), arith::FastMathFlags::contract);
+    auto mul = [&](Value a, Value b) {
+      return arith::MulFOp::create(rewriter, loc, a, b, contract).getResult();
+    };
+    auto add = [&](Value a, Value b) {
+      return arith::AddFOp::create(rewriter, loc, a, b, contract).getResult();
+    };
+    auto fma = [&](Value a, Value b, Value c) { return add(mul(a, b), c); };
+
+    Value x = op.getOperand();
+    Value magic = f(12582912.0f); // 1.5 * 2^23
+    Value shifted = add(mul(x, f(1.44269504088896341f)), magic);
+    Value k = arith::SubFOp::create(rewriter, loc, shifted, magic);
+    Value r = fma(k, f(-0.693359375f), x);
+    r = fma(k, f(2.12194440e-4f), r);
+    Value p = f(1.9875691500e-4f);
+    for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                    1.6666665459e-1f, 5.0000001201e-1f})
+      p = fma(p, r, f(c));
+    Value q = fma(p, mul(r, r), r);
+    Value twiceExpR = fma(q, f(2.0f), f(2.0f));
+    // The low bits of `shifted` are k: shifted left by 23 they are k's
+    // exponent field; + 126 biases it to 2^(k-1).
+    Value bits = arith::BitcastOp::create(rewriter, loc, intType, shifted);
+    Value exponent = arith::AddIOp::create(
+        rewriter, loc, arith::ShLIOp::create(rewriter, loc, bits, i(23)),
+        i(126 << 23));
+    Value scale = arith::BitcastOp::create(rewriter, loc, type, exponent);
+    Value result = mul(twiceExpR, scale);
+    Value overflow = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, x, f(88.7228394f));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(
+        op, overflow, f(std::numeric_limits<float>::infinity()), result);
+    return success();
+  }
+};
+
 /// Rewrites exp(x) of f32 as select(x < ln(FLT_MIN), 0, exp(x)): results
 /// that would be subnormal become 0. Masked scores (-inf) and the far tail
 /// of a softmax row otherwise produce subnormals, whose arithmetic costs
@@ -142,14 +232,15 @@ struct ApproximateMathPass
         [&](math::ExpOp op) { flushSubnormalExp(builder, op); });
     RewritePatternSet patterns(&getContext());
     if (arithOnly)
-      patterns.add<ExpandFma, ExpandFloor, ExpandAbsF>(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          // Names are the ops' full names, e.g. math.exp.
-          return name == "math.exp" || name == "math.sin" ||
-                 name == "math.cos" || name == "math.expm1" ||
-                 name == "math.tanh" || name == "math.log";
-        });
+      patterns.add<ExpandFma, ExpandFloor, ExpandAbsF, ExpandMaxNumF>(
+          &getContext());
+    patterns.add<ExpF32>(&getContext(), /*benefit=*/2);
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      // Names are the ops' full names, e.g. math.exp (f32 exp is
+      // ExpF32's; upstream's still serves other types).
+      return name == "math.exp" || name == "math.sin" || name == "math.cos" ||
+             name == "math.expm1" || name == "math.tanh" || name == "math.log";
+    });
     // Only math on scalars and vectors: the upstream approximations, like
     // the expansions above, build scalar or vector constants and would
     // leave invalid IR for math on tensors or memrefs. Where there is such

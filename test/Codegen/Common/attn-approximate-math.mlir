@@ -46,3 +46,49 @@ func.func @masked(%x: f32) -> f32 {
   %0 = math.exp %x : f32
   return %0 : f32
 }
+
+// f32 exp, the 21-op form: k = round(x log2 e) by adding and subtracting
+// 1.5 * 2^23 (no float-to-int conversion), r = x - k ln2 in two steps,
+// 2 exp(r) = 2 (1 + r + r^2 P(r)), scaled by 2^(k-1) (the sum's low bits
+// shifted into the exponent field, biased by 126), +inf above ln(FLT_MAX).
+// RUN: attn-opt %s --attn-approximate-math | FileCheck %s --check-prefix=EXP
+// EXP-LABEL: func.func @exp_f32(
+// EXP-DAG:     %[[LOG2E:.+]] = arith.constant dense<1.44269502> : vector<8xf32>
+// EXP-DAG:     %[[MAGIC:.+]] = arith.constant dense<0x4B400000> : vector<8xf32>
+// EXP-DAG:     %[[LN2HI:.+]] = arith.constant dense<-0.693359375> : vector<8xf32>
+// EXP-DAG:     %[[SHIFT:.+]] = arith.constant dense<23> : vector<8xi32>
+// EXP-DAG:     %[[BIAS:.+]] = arith.constant dense<1056964608> : vector<8xi32>
+// EXP-DAG:     %[[TWO:.+]] = arith.constant dense<2.000000e+00> : vector<8xf32>
+// EXP-DAG:     %[[MAX:.+]] = arith.constant dense<88.7228394> : vector<8xf32>
+// EXP:         %[[T:.+]] = arith.mulf %[[X:.+]], %[[LOG2E]] fastmath<contract>
+// EXP:         %[[S:.+]] = arith.addf %[[T]], %[[MAGIC]] fastmath<contract>
+// EXP:         %[[K:.+]] = arith.subf %[[S]], %[[MAGIC]] : vector<8xf32>
+// EXP:         arith.mulf %[[K]], %[[LN2HI]] fastmath<contract>
+// EXP-COUNT-5: arith.addf {{.*}} fastmath<contract>
+// EXP:         %[[Y2:.+]] = arith.addf %{{.+}}, %[[TWO]] fastmath<contract>
+// EXP:         %[[BITS:.+]] = arith.bitcast %[[S]] : vector<8xf32> to vector<8xi32>
+// EXP:         %[[E:.+]] = arith.shli %[[BITS]], %[[SHIFT]]
+// EXP:         %[[EB:.+]] = arith.addi %[[E]], %[[BIAS]]
+// EXP:         %[[SCALE:.+]] = arith.bitcast %[[EB]] : vector<8xi32> to vector<8xf32>
+// EXP:         %[[Y:.+]] = arith.mulf %[[Y2]], %[[SCALE]] fastmath<contract>
+// EXP:         %[[OVER:.+]] = arith.cmpf ogt, %[[X]], %[[MAX]]
+// EXP:         arith.select %[[OVER]], %{{.+}}, %[[Y]]
+func.func @exp_f32(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// arith-only: maxnumf becomes a compare and select (NaN b gives a); with
+// nnan, the compare alone.
+// ARITH-LABEL: func.func @maxnum(
+// ARITH:         %[[GT:.+]] = arith.cmpf ogt, %arg0, %arg1 : f32
+// ARITH:         %[[NAN:.+]] = arith.cmpf uno, %arg1, %arg1 : f32
+// ARITH:         %[[PICK:.+]] = arith.ori %[[GT]], %[[NAN]] : i1
+// ARITH:         arith.select %[[PICK]], %arg0, %arg1 : f32
+// ARITH:         %[[GT2:.+]] = arith.cmpf ogt, %arg0, %arg1 : f32
+// ARITH-NEXT:    arith.select %[[GT2]], %arg0, %arg1 : f32
+func.func @maxnum(%a: f32, %b: f32) -> (f32, f32) {
+  %0 = arith.maxnumf %a, %b : f32
+  %1 = arith.maxnumf %a, %b fastmath<nnan> : f32
+  return %0, %1 : f32, f32
+}

@@ -188,7 +188,7 @@ func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // query pass: m_r = max_f (w x')_f, phi(Q_t) = exp(w x' - (m_r - 20)) / sqrt(m)
 // TILES:         scf.forall
 // TILES:           %[[PMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PROJ:.+]] : tensor<4x6xf32>) outs(%{{.*}} : tensor<4xf32>)
-// TILES:             arith.maximumf
+// TILES:             arith.maxnumf {{.*}} fastmath<reassoc,nnan>
 // TILES:           %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[PMAX]] : tensor<4xf32>) outs(%[[PROJ]] : tensor<4x6xf32>)
 // TILES:             %[[TOP:.+]] = arith.subf %{{.*}}, %[[QROOM]] : f32
 // TILES:             %[[QARG:.+]] = arith.subf %{{.*}}, %[[TOP]] : f32
