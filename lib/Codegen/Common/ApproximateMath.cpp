@@ -213,8 +213,11 @@ void flushSubnormalExp(OpBuilder &builder, math::ExpOp op) {
   builder.setInsertionPointAfter(op);
   Value threshold = splatConstant(builder, loc, type,
                                   builder.getF32FloatAttr(-87.33654f));
-  // ULT: also true for NaN (−inf − (−inf)), which then gives 0 as well.
-  Value tiny = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::ULT,
+  // OLT: NaN stays NaN. A NaN score (a NaN in K) must make its row NaN, as
+  // in the reference; the one NaN the lowering makes on purpose, -inf -
+  // (-inf) for a row with no visible key yet, is selected away where it
+  // arises (onlineSoftmaxStep, the split-key merge).
+  Value tiny = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
                                      op.getOperand(), threshold);
   Value zero =
       splatConstant(builder, loc, type, builder.getF32FloatAttr(0.0f));
