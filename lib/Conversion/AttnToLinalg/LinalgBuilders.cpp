@@ -296,8 +296,8 @@ Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
         auto reassoc = arith::FastMathFlagsAttr::get(
             ob.getContext(), arith::FastMathFlags::reassoc);
         // A row's maximum only shifts its exponents: a NaN among the row's
-        // values makes its exp, and so the row, NaN (or its weight 0, as the
-        // flushed exp has it) whichever maximum is taken. nnan lets the
+        // values makes its exp, and so the row, NaN whichever maximum is
+        // taken. nnan lets the
         // maximum be one vmaxps instead of x86's NaN-propagating
         // compare-and-blend sequence per step (8% of a softmax call).
         if (isMax)
