@@ -140,9 +140,9 @@ struct ExpandMaxNumF : public OpRewritePattern<arith::MaxNumFOp> {
 /// polynomial, 1 + r + r^2 P(r) (max relative error 8.4e-8 against exp
 /// in double over [-86.9, 88.72]); scaled by 2^(k-1) times 2, so that
 /// k = 128 (x up to ln FLT_MAX) still has a normal scale. x > ln FLT_MAX
-/// gives +inf. Below -86.99 (k = -126) the scale is 0: such results,
-/// < 2.4e-38, are 0, as the flush in flushSubnormalExp makes those below
-/// 1.2e-38 (and NaN) 0 anyway.
+/// gives +inf, NaN gives NaN. Below -86.99 (k = -126) the scale is 0: such
+/// results, < 2.4e-38, are 0, as the flush in flushSubnormalExp makes those
+/// below 1.2e-38 0 anyway.
 struct ExpF32 : public OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op,
