@@ -27,6 +27,20 @@ Value splatConstant(OpBuilder &builder, Location loc, Type type,
   return arith::ConstantOp::create(builder, loc, type, value);
 }
 
+/// An f32 constant of \p type (f32 or a vector of it).
+Value f32Constant(OpBuilder &builder, Location loc, Type type, float value) {
+  return splatConstant(builder, loc, type, builder.getF32FloatAttr(value));
+}
+
+/// a * b + c as a multiply and an add the backend contracts into one FMA.
+Value contractedFma(OpBuilder &builder, Location loc, Value a, Value b,
+                    Value c) {
+  auto contract = arith::FastMathFlagsAttr::get(builder.getContext(),
+                                                arith::FastMathFlags::contract);
+  Value product = arith::MulFOp::create(builder, loc, a, b, contract);
+  return arith::AddFOp::create(builder, loc, product, c, contract);
+}
+
 /// i32 in the shape of \p type (a scalar or a vector), if \p type is f32.
 /// True for f32 and vectors of f32: what the expansions rewrite. Math on
 /// tensors (or memrefs) is left alone; this pass runs after the lowering
@@ -51,12 +65,8 @@ struct ExpandFma : public OpRewritePattern<math::FmaOp> {
                                 PatternRewriter &rewriter) const override {
     if (!isa<FloatType, VectorType>(op.getType()))
       return failure();
-    auto contract = arith::FastMathFlagsAttr::get(
-        getContext(), arith::FastMathFlags::contract);
-    Value product = arith::MulFOp::create(rewriter, op.getLoc(), op.getA(),
-                                          op.getB(), contract);
-    rewriter.replaceOpWithNewOp<arith::AddFOp>(op, product, op.getC(),
-                                               contract);
+    rewriter.replaceOp(op, contractedFma(rewriter, op.getLoc(), op.getA(),
+                                         op.getB(), op.getC()));
     return success();
   }
 };
@@ -73,7 +83,7 @@ struct ExpandFloor : public OpRewritePattern<math::FloorOp> {
       return failure();
     Location loc = op.getLoc();
     auto constant = [&](float value) {
-      return splatConstant(rewriter, loc, type, rewriter.getF32FloatAttr(value));
+      return f32Constant(rewriter, loc, type, value);
     };
     Value x = op.getOperand();
     Value truncated = arith::SIToFPOp::create(
@@ -153,8 +163,7 @@ struct ExpF32 : public OpRewritePattern<math::ExpOp> {
       return failure();
     Location loc = op.getLoc();
     auto f = [&](float value) {
-      return splatConstant(rewriter, loc, type,
-                           rewriter.getF32FloatAttr(value));
+      return f32Constant(rewriter, loc, type, value);
     };
     auto i = [&](int32_t value) {
       return splatConstant(rewriter, loc, intType,
@@ -170,7 +179,9 @@ struct ExpF32 : public OpRewritePattern<math::ExpOp> {
     auto add = [&](Value a, Value b) {
       return arith::AddFOp::create(rewriter, loc, a, b, contract).getResult();
     };
-    auto fma = [&](Value a, Value b, Value c) { return add(mul(a, b), c); };
+    auto fma = [&](Value a, Value b, Value c) {
+      return contractedFma(rewriter, loc, a, b, c);
+    };
 
     Value x = op.getOperand();
     Value magic = f(12582912.0f); // 1.5 * 2^23
@@ -211,16 +222,14 @@ void flushSubnormalExp(OpBuilder &builder, math::ExpOp op) {
     return;
   Location loc = op.getLoc();
   builder.setInsertionPointAfter(op);
-  Value threshold = splatConstant(builder, loc, type,
-                                  builder.getF32FloatAttr(-87.33654f));
+  Value threshold = f32Constant(builder, loc, type, -87.33654f);
   // OLT: NaN stays NaN. A NaN score (a NaN in K) must make its row NaN, as
   // in the reference; the one NaN the lowering makes on purpose, -inf -
   // (-inf) for a row with no visible key yet, is selected away where it
   // arises (onlineSoftmaxStep, the split-key merge).
   Value tiny = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
                                      op.getOperand(), threshold);
-  Value zero =
-      splatConstant(builder, loc, type, builder.getF32FloatAttr(0.0f));
+  Value zero = f32Constant(builder, loc, type, 0.0f);
   auto flushed = arith::SelectOp::create(builder, loc, tiny, zero, op);
   op.getResult().replaceAllUsesExcept(flushed, flushed);
 }

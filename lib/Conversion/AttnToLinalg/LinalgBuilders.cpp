@@ -297,9 +297,9 @@ Value LinalgBuilder::rowReduce(Value a, Value init, bool isMax) {
             ob.getContext(), arith::FastMathFlags::reassoc);
         // A row's maximum only shifts its exponents: a NaN among the row's
         // values makes its exp, and so the row, NaN whichever maximum is
-        // taken. nnan lets the
-        // maximum be one vmaxps instead of x86's NaN-propagating
-        // compare-and-blend sequence per step (8% of a softmax call).
+        // taken. nnan lets the maximum be one vmaxps instead of x86's
+        // NaN-propagating compare-and-blend sequence per step (8% of a
+        // softmax call).
         if (isMax)
           return arith::MaxNumFOp::create(
                      ob, loc, args[0], args[1],
