@@ -141,6 +141,42 @@ def measure_point(runner, point, targets):
     return times, chosen
 
 
+def bisect_crossover(runner, group, low, high, kv_name, steps):
+    """The measured crossover between sweep points \p low (qk-first wins)
+    and \p high (kv-first wins), narrowed by timing both orders at the
+    geometric middle \p steps times: the smallest N where kv-first was
+    seen to win. An interpolation between octaves says where the two
+    curves would cross if they were straight in log N; both orders' times
+    step at tile boundaries, so only a measurement at the N between can
+    say where they do cross."""
+    variant, causal, d, k = group
+    heads = runner.args.heads
+    for _ in range(steps):
+        if high - low <= 1:
+            break
+        mid = int(round(math.sqrt(low * high)))
+        mid = min(max(mid, low + 1), high - 1)
+        chunk = None
+        if kv_name.startswith("kv/c"):
+            chunk = min(int(kv_name[len("kv/c"):]), mid)
+        specs = {
+            "qk": spec_text(variant, causal, mid, d, heads, k, "qk_first",
+                            None),
+            "kv": spec_text(variant, causal, mid, d, heads, k, "kv_first",
+                            chunk),
+        }
+        times = {}
+        for _ in range(runner.args.rounds):
+            for name, text in specs.items():
+                t = runner.time(text)
+                times[name] = min(times.get(name, t), t)
+        if times["kv"] < times["qk"]:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
 def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) \
         if values else float("nan")
@@ -167,6 +203,10 @@ def main():
                         help="times each strategy is run, interleaved")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--bisect", type=int, default=4,
+                        help="narrow each measured crossover by timing both "
+                        "orders at this many N between the sweep's octaves "
+                        "(0: interpolate only)")
     parser.add_argument("--json", help="write every measurement here")
     parser.add_argument("--output", help="write the markdown table here")
     parser.add_argument("--plot-dir",
@@ -285,6 +325,18 @@ def main():
                 measured = None
             previous = (n, gap)
         entry = {"group": key, "measured": measured}
+        if isinstance(measured, int) and args.bisect > 0:
+            # The octave the interpolation fell in, narrowed by timing.
+            entry["interpolated"] = measured
+            upper = next(r for r in rows if r["point"][2] >= measured)
+            lower = max((r for r in rows if r["point"][2] < upper["point"][2]),
+                        key=lambda r: r["point"][2])
+            kv_name = min((name for name in upper["times"] if name != "qk"),
+                          key=upper["times"].get)
+            measured = bisect_crossover(runner, key, lower["point"][2],
+                                        upper["point"][2], kv_name,
+                                        args.bisect)
+            entry["measured"] = measured
         for label in ("before", "after"):
             entry[label] = rows[-1][label]["crossover_n"]
             if isinstance(measured, int) and entry[label]:
@@ -298,8 +350,9 @@ def main():
     for line in lines:
         emit(line)
     emit()
-    emit("| variant | mask | D | measured crossover | before | after |")
-    emit("|---|---|---|---|---|---|")
+    emit("| variant | mask | D | measured crossover | interpolated | "
+         "before | after |")
+    emit("|---|---|---|---|---|---|---|")
 
     def predicted(entry, label):
         error = entry.get(label + "_error")
@@ -307,14 +360,15 @@ def main():
                                       if error is not None else "")
     for entry in crossovers:
         variant, causal, d, k = entry["group"]
-        emit("| %s | %s | %d | %s | %s | %s |" % (
+        emit("| %s | %s | %d | %s | %s | %s | %s |" % (
             variant + (" (Linformer k=%d)" % k if k else ""),
             "causal" if causal else "none", d, entry["measured"] or "none",
+            entry.get("interpolated", "-"),
             predicted(entry, "before"), predicted(entry, "after")))
     for label in ("before", "after"):
         errors = [abs(e[label + "_error"]) for e in crossovers
                   if label + "_error" in e]
-        emit("%s: %d of %d interpolated crossovers within 25%%" % (
+        emit("%s: %d of %d measured crossovers within 25%%" % (
             label, sum(1 for e in errors if e <= 0.25), len(errors)))
     if args.output:
         with open(args.output, "w") as f:

@@ -90,7 +90,7 @@ struct Target {
   /// The state contractions of chunked kv-first run at kvEfficiency·c/(c+h)
   /// for chunk c: small chunks make small, latency-bound products. h is the
   /// chunk at which they reach half of kvEfficiency.
-  double chunkHalfEfficiency = 32;
+  double chunkHalfEfficiency = 4;
   /// Query rows per tile of the qk-first loops: K and V are re-read once
   /// per query tile.
   int64_t queryTile = 64;

@@ -3,14 +3,15 @@
 // as `attnc report` and the dynamic-N cases of this file print them:
 //
 //   term (B=1, H=8, D=E=64)     cpu: plain  causal   nvptx: plain  causal
-//   kernel elu1, relu                 49     207            263     488
-//   kernel favor_plus, m = 256        75     290            192     457
-//   kernel cosformer (width 2D)       63     257
+//   kernel elu1, relu                 49     135            263     488
+//   kernel favor_plus, m = 256        75     202            192     457
+//   kernel cosformer (width 2D)       63     173
 //   kernel identity, prior_blocks(256), H = 1, D = 128, E = 256: 492 (cpu)
 //
 // Each product-form term is tried one below its crossover (qk_first, with the
 // key tile 64 as chunk) and at it (kv_first; causal kv-first also gets its
-// best state chunk, 64 here). Sections, cut by split-file:
+// best state chunk: 32 for favor_plus, 16 for the others). Sections, cut by
+// split-file:
 //   select.mlir  every kind of term, with the default target (CPU), nvptx, a
 //                target file, force=qk_first and chunk=32; its remarks are
 //                verified with -verify-diagnostics.
@@ -32,7 +33,7 @@
 // RUN: attn-opt %t/select.mlir "--attn-select-order=chunk=32" 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefixes=LBL,C32
 // A target file that slows the kv-first contractions down (kv_efficiency 0.2
-// instead of 0.7) moves the crossovers out: elu1 163, causal 541 (chunk 128).
+// instead of 0.7) moves the crossovers out: elu1 163, causal 400 (chunk 32).
 // RUN: echo "base = cpu  # start from the CPU target" > %t.target
 // RUN: echo "kv_efficiency = 0.2" >> %t.target
 // RUN: attn-opt %t/select.mlir "--attn-select-order=target=%t.target" 2>/dev/null \
@@ -161,88 +162,88 @@ func.func @cosformer_above(%q: tensor<1x8x63x64xf32>, %k: tensor<1x8x63x64xf32>,
   return %0 : tensor<1x8x63x64xf32>
 }
 
-// kernel elu1, causal: kv-first (chunked) wins from N = 207 on the CPU.
+// kernel elu1, causal: kv-first (chunked) wins from N = 135 on the CPU.
 // LBL-LABEL: func.func @elu1_causal_below(
-// CPU:  attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x206x64xf32>
-// C32:  attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 32 : tensor<1x8x206x64xf32>
-func.func @elu1_causal_below(%q: tensor<1x8x206x64xf32>, %k: tensor<1x8x206x64xf32>, %v: tensor<1x8x206x64xf32>) -> tensor<1x8x206x64xf32> {
+// CPU:  attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x134x64xf32>
+// C32:  attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 32 : tensor<1x8x134x64xf32>
+func.func @elu1_causal_below(%q: tensor<1x8x134x64xf32>, %k: tensor<1x8x134x64xf32>, %v: tensor<1x8x134x64xf32>) -> tensor<1x8x134x64xf32> {
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal
-         : tensor<1x8x206x64xf32>, tensor<1x8x206x64xf32>, tensor<1x8x206x64xf32> -> tensor<1x8x206x64xf32>
-  return %0 : tensor<1x8x206x64xf32>
+         : tensor<1x8x134x64xf32>, tensor<1x8x134x64xf32>, tensor<1x8x134x64xf32> -> tensor<1x8x134x64xf32>
+  return %0 : tensor<1x8x134x64xf32>
 }
 
 // LBL-LABEL: func.func @elu1_causal_above(
-// CPU:  attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x207x64xf32>
-// NV:   attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x207x64xf32>
-// FQK:  attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x207x64xf32>
-// C32:  attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x207x64xf32>
-func.func @elu1_causal_above(%q: tensor<1x8x207x64xf32>, %k: tensor<1x8x207x64xf32>, %v: tensor<1x8x207x64xf32>) -> tensor<1x8x207x64xf32> {
+// CPU:  attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x135x64xf32>
+// NV:   attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x135x64xf32>
+// FQK:  attn.term kernel elu1 (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x135x64xf32>
+// C32:  attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x135x64xf32>
+func.func @elu1_causal_above(%q: tensor<1x8x135x64xf32>, %k: tensor<1x8x135x64xf32>, %v: tensor<1x8x135x64xf32>) -> tensor<1x8x135x64xf32> {
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal
-         : tensor<1x8x207x64xf32>, tensor<1x8x207x64xf32>, tensor<1x8x207x64xf32> -> tensor<1x8x207x64xf32>
-  return %0 : tensor<1x8x207x64xf32>
+         : tensor<1x8x135x64xf32>, tensor<1x8x135x64xf32>, tensor<1x8x135x64xf32> -> tensor<1x8x135x64xf32>
+  return %0 : tensor<1x8x135x64xf32>
 }
 
-// kernel relu, causal: kv-first (chunked) wins from N = 207 on the CPU.
+// kernel relu, causal: kv-first (chunked) wins from N = 135 on the CPU.
 // LBL-LABEL: func.func @relu_causal_below(
-// CPU:  attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x206x64xf32>
-// C32:  attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 32 : tensor<1x8x206x64xf32>
-func.func @relu_causal_below(%q: tensor<1x8x206x64xf32>, %k: tensor<1x8x206x64xf32>, %v: tensor<1x8x206x64xf32>) -> tensor<1x8x206x64xf32> {
+// CPU:  attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x134x64xf32>
+// C32:  attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 32 : tensor<1x8x134x64xf32>
+func.func @relu_causal_below(%q: tensor<1x8x134x64xf32>, %k: tensor<1x8x134x64xf32>, %v: tensor<1x8x134x64xf32>) -> tensor<1x8x134x64xf32> {
   %0 = attn.term kernel relu (%q, %k, %v) mask causal
-         : tensor<1x8x206x64xf32>, tensor<1x8x206x64xf32>, tensor<1x8x206x64xf32> -> tensor<1x8x206x64xf32>
-  return %0 : tensor<1x8x206x64xf32>
+         : tensor<1x8x134x64xf32>, tensor<1x8x134x64xf32>, tensor<1x8x134x64xf32> -> tensor<1x8x134x64xf32>
+  return %0 : tensor<1x8x134x64xf32>
 }
 
 // LBL-LABEL: func.func @relu_causal_above(
-// CPU:  attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x207x64xf32>
-// NV:   attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x207x64xf32>
-// FQK:  attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x207x64xf32>
-// C32:  attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x207x64xf32>
-func.func @relu_causal_above(%q: tensor<1x8x207x64xf32>, %k: tensor<1x8x207x64xf32>, %v: tensor<1x8x207x64xf32>) -> tensor<1x8x207x64xf32> {
+// CPU:  attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x135x64xf32>
+// NV:   attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x135x64xf32>
+// FQK:  attn.term kernel relu (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x135x64xf32>
+// C32:  attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x135x64xf32>
+func.func @relu_causal_above(%q: tensor<1x8x135x64xf32>, %k: tensor<1x8x135x64xf32>, %v: tensor<1x8x135x64xf32>) -> tensor<1x8x135x64xf32> {
   %0 = attn.term kernel relu (%q, %k, %v) mask causal
-         : tensor<1x8x207x64xf32>, tensor<1x8x207x64xf32>, tensor<1x8x207x64xf32> -> tensor<1x8x207x64xf32>
-  return %0 : tensor<1x8x207x64xf32>
+         : tensor<1x8x135x64xf32>, tensor<1x8x135x64xf32>, tensor<1x8x135x64xf32> -> tensor<1x8x135x64xf32>
+  return %0 : tensor<1x8x135x64xf32>
 }
 
-// kernel favor_plus, causal: kv-first (chunked) wins from N = 290 on the CPU.
+// kernel favor_plus, causal: kv-first (chunked) wins from N = 202 on the CPU.
 // LBL-LABEL: func.func @favor_causal_below(
-// CPU:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 64 : tensor<1x8x289x64xf32>
-// C32:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 32 : tensor<1x8x289x64xf32>
-func.func @favor_causal_below(%q: tensor<1x8x289x64xf32>, %k: tensor<1x8x289x64xf32>, %v: tensor<1x8x289x64xf32>, %w: tensor<256x64xf32>) -> tensor<1x8x289x64xf32> {
+// CPU:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 64 : tensor<1x8x201x64xf32>
+// C32:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 32 : tensor<1x8x201x64xf32>
+func.func @favor_causal_below(%q: tensor<1x8x201x64xf32>, %k: tensor<1x8x201x64xf32>, %v: tensor<1x8x201x64xf32>, %w: tensor<256x64xf32>) -> tensor<1x8x201x64xf32> {
   %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<256x64xf32>) mask causal
-         : tensor<1x8x289x64xf32>, tensor<1x8x289x64xf32>, tensor<1x8x289x64xf32> -> tensor<1x8x289x64xf32>
-  return %0 : tensor<1x8x289x64xf32>
+         : tensor<1x8x201x64xf32>, tensor<1x8x201x64xf32>, tensor<1x8x201x64xf32> -> tensor<1x8x201x64xf32>
+  return %0 : tensor<1x8x201x64xf32>
 }
 
 // LBL-LABEL: func.func @favor_causal_above(
-// CPU:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order kv_first chunk 64 : tensor<1x8x290x64xf32>
-// NV:   attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 64 : tensor<1x8x290x64xf32>
-// FQK:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 64 : tensor<1x8x290x64xf32>
-// C32:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order kv_first chunk 32 : tensor<1x8x290x64xf32>
-func.func @favor_causal_above(%q: tensor<1x8x290x64xf32>, %k: tensor<1x8x290x64xf32>, %v: tensor<1x8x290x64xf32>, %w: tensor<256x64xf32>) -> tensor<1x8x290x64xf32> {
+// CPU:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order kv_first chunk 32 : tensor<1x8x202x64xf32>
+// NV:   attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 64 : tensor<1x8x202x64xf32>
+// FQK:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order qk_first chunk 64 : tensor<1x8x202x64xf32>
+// C32:  attn.term kernel favor_plus (%{{.*}}) omega(%{{.*}} : tensor<256x64xf32>) mask causal order kv_first chunk 32 : tensor<1x8x202x64xf32>
+func.func @favor_causal_above(%q: tensor<1x8x202x64xf32>, %k: tensor<1x8x202x64xf32>, %v: tensor<1x8x202x64xf32>, %w: tensor<256x64xf32>) -> tensor<1x8x202x64xf32> {
   %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<256x64xf32>) mask causal
-         : tensor<1x8x290x64xf32>, tensor<1x8x290x64xf32>, tensor<1x8x290x64xf32> -> tensor<1x8x290x64xf32>
-  return %0 : tensor<1x8x290x64xf32>
+         : tensor<1x8x202x64xf32>, tensor<1x8x202x64xf32>, tensor<1x8x202x64xf32> -> tensor<1x8x202x64xf32>
+  return %0 : tensor<1x8x202x64xf32>
 }
 
-// kernel cosformer, causal: kv-first (chunked) wins from N = 257 on the CPU.
+// kernel cosformer, causal: kv-first (chunked) wins from N = 173 on the CPU.
 // LBL-LABEL: func.func @cosformer_causal_below(
-// CPU:  attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x256x64xf32>
-// C32:  attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 32 : tensor<1x8x256x64xf32>
-func.func @cosformer_causal_below(%q: tensor<1x8x256x64xf32>, %k: tensor<1x8x256x64xf32>, %v: tensor<1x8x256x64xf32>) -> tensor<1x8x256x64xf32> {
+// CPU:  attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x172x64xf32>
+// C32:  attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 32 : tensor<1x8x172x64xf32>
+func.func @cosformer_causal_below(%q: tensor<1x8x172x64xf32>, %k: tensor<1x8x172x64xf32>, %v: tensor<1x8x172x64xf32>) -> tensor<1x8x172x64xf32> {
   %0 = attn.term kernel cosformer (%q, %k, %v) mask causal
-         : tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32>, tensor<1x8x256x64xf32> -> tensor<1x8x256x64xf32>
-  return %0 : tensor<1x8x256x64xf32>
+         : tensor<1x8x172x64xf32>, tensor<1x8x172x64xf32>, tensor<1x8x172x64xf32> -> tensor<1x8x172x64xf32>
+  return %0 : tensor<1x8x172x64xf32>
 }
 
 // LBL-LABEL: func.func @cosformer_causal_above(
-// CPU:  attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x257x64xf32>
-// NV:   attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x257x64xf32>
-// FQK:  attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x257x64xf32>
-// C32:  attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x257x64xf32>
-func.func @cosformer_causal_above(%q: tensor<1x8x257x64xf32>, %k: tensor<1x8x257x64xf32>, %v: tensor<1x8x257x64xf32>) -> tensor<1x8x257x64xf32> {
+// CPU:  attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x173x64xf32>
+// NV:   attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x173x64xf32>
+// FQK:  attn.term kernel cosformer (%{{.*}}) mask causal order qk_first chunk 64 : tensor<1x8x173x64xf32>
+// C32:  attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x173x64xf32>
+func.func @cosformer_causal_above(%q: tensor<1x8x173x64xf32>, %k: tensor<1x8x173x64xf32>, %v: tensor<1x8x173x64xf32>) -> tensor<1x8x173x64xf32> {
   %0 = attn.term kernel cosformer (%q, %k, %v) mask causal
-         : tensor<1x8x257x64xf32>, tensor<1x8x257x64xf32>, tensor<1x8x257x64xf32> -> tensor<1x8x257x64xf32>
-  return %0 : tensor<1x8x257x64xf32>
+         : tensor<1x8x173x64xf32>, tensor<1x8x173x64xf32>, tensor<1x8x173x64xf32> -> tensor<1x8x173x64xf32>
+  return %0 : tensor<1x8x173x64xf32>
 }
 
 // FLASH's global term: kernel identity over prior blocks of 256, one head,
@@ -312,9 +313,9 @@ func.func @fixed_qk_first(%q: tensor<1x8x8192x64xf32>, %k: tensor<1x8x8192x64xf3
 }
 
 // LBL-LABEL: func.func @fixed_kv_first(
-// CPU: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x64x64xf32>
+// CPU: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x64x64xf32>
 // NV: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x64x64xf32>
-// FQK: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x64x64xf32>
+// FQK: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x64x64xf32>
 // C32: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x64x64xf32>
 func.func @fixed_kv_first(%q: tensor<1x8x64x64xf32>, %k: tensor<1x8x64x64xf32>, %v: tensor<1x8x64x64xf32>) -> tensor<1x8x64x64xf32> {
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal order kv_first
@@ -322,10 +323,9 @@ func.func @fixed_kv_first(%q: tensor<1x8x64x64xf32>, %k: tensor<1x8x64x64xf32>, 
   return %0 : tensor<1x8x64x64xf32>
 }
 
-// Below its crossover, at N = 32, the best state chunk is 32 (the chunk is at
-// most N).
+// Below its crossover, at N = 32, the best state chunk is 16 too (at most N).
 // LBL-LABEL: func.func @fixed_kv_first_short(
-// CPU: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x32x64xf32>
+// CPU: attn.term kernel elu1 (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x32x64xf32>
 func.func @fixed_kv_first_short(%q: tensor<1x8x32x64xf32>, %k: tensor<1x8x32x64xf32>, %v: tensor<1x8x32x64xf32>) -> tensor<1x8x32x64xf32> {
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal order kv_first
          : tensor<1x8x32x64xf32>, tensor<1x8x32x64xf32>, tensor<1x8x32x64xf32> -> tensor<1x8x32x64xf32>
@@ -359,10 +359,10 @@ func.func @elu1_dynamic(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: 
 }
 
 // LBL-LABEL: func.func @elu1_causal_dynamic(
-// CPU:  attn.term kernel elu1 (%{{.*}}) mask causal chunk 64 crossover 207 : tensor<1x8x?x64xf32>
+// CPU:  attn.term kernel elu1 (%{{.*}}) mask causal chunk 16 crossover 135 : tensor<1x8x?x64xf32>
 // NV:   attn.term kernel elu1 (%{{.*}}) mask causal chunk 64 crossover 488 : tensor<1x8x?x64xf32>
-// FILE: attn.term kernel elu1 (%{{.*}}) mask causal chunk 128 crossover 541 : tensor<1x8x?x64xf32>
-// C32:  attn.term kernel elu1 (%{{.*}}) mask causal chunk 32 crossover 207 : tensor<1x8x?x64xf32>
+// FILE: attn.term kernel elu1 (%{{.*}}) mask causal chunk 32 crossover 400 : tensor<1x8x?x64xf32>
+// C32:  attn.term kernel elu1 (%{{.*}}) mask causal chunk 32 crossover 135 : tensor<1x8x?x64xf32>
 func.func @elu1_causal_dynamic(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32> {
   // expected-remark@+1 {{attn-select-order: N is dynamic; assuming 4096; M is dynamic; assuming 4096}}
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal
@@ -429,7 +429,7 @@ func.func @force_favor_short(%q: tensor<1x8x16x64xf32>, %k: tensor<1x8x16x64xf32
 }
 
 // FKV-LABEL: func.func @force_causal_short(
-// FKV:       attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 32 : tensor<1x8x32x64xf32>
+// FKV:       attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x32x64xf32>
 // FKV128-LABEL: func.func @force_causal_short(
 // FKV128:       attn.term kernel cosformer (%{{.*}}) mask causal order kv_first chunk 128 : tensor<1x8x32x64xf32>
 func.func @force_causal_short(%q: tensor<1x8x32x64xf32>, %k: tensor<1x8x32x64xf32>, %v: tensor<1x8x32x64xf32>) -> tensor<1x8x32x64xf32> {
@@ -439,7 +439,7 @@ func.func @force_causal_short(%q: tensor<1x8x32x64xf32>, %k: tensor<1x8x32x64xf3
 }
 
 // FKV-LABEL: func.func @force_dynamic(
-// FKV:       attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 64 : tensor<1x8x?x64xf32>
+// FKV:       attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 16 : tensor<1x8x?x64xf32>
 // FKV128-LABEL: func.func @force_dynamic(
 // FKV128:       attn.term kernel relu (%{{.*}}) mask causal order kv_first chunk 128 : tensor<1x8x?x64xf32>
 func.func @force_dynamic(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>, %v: tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32> {
