@@ -194,7 +194,9 @@ Value to_linalg::visibleProduct(LinalgBuilder &b, Value weights,
                                 TileVisibility visible, bool testFinite) {
   ImplicitLocOpBuilder &ib = b.b;
   // Whether the plain product is exact: the tile is wholly visible, or
-  // max |V| < inf (maximumf propagates NaN, which fails the test too).
+  // every V is finite: sum(V * 0) is 0 then, NaN otherwise (inf * 0 and NaN
+  // * 0 are NaN), one FMA per element where a NaN-propagating maximum of
+  // |V| costs several instructions per vector on x86.
   Value exact = fullyVisible;
   if (testFinite)
     exact = scf::IfOp::create(
@@ -208,17 +210,23 @@ Value to_linalg::visibleProduct(LinalgBuilder &b, Value weights,
         // Into a 1-element tensor rather than a 0-d one: the GPU mapping
         // lowers every op to loops.
         Value zero = inner.index(0);
-        Value largest = inner.generic(
+        Value poisoned = inner.generic(
             inner.filled({inner.index(1)}, 0.0), {values},
             {inner.map(3, {1, 2}), inner.map(3, {0})}, {kPar, kRed, kRed},
             [](OpBuilder &gb, Location gl, ValueRange args) {
-              Value magnitude = math::AbsFOp::create(gb, gl, args[0]);
-              return arith::MaximumFOp::create(gb, gl, args[1], magnitude)
+              Value zeroF =
+                  arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+              Value nanIfNotFinite =
+                  arith::MulFOp::create(gb, gl, args[0], zeroF);
+              // reassoc lets the sum vectorize; the product keeps no
+              // fast-math flag, so that V * 0 is not folded to 0.
+              return arith::AddFOp::create(gb, gl, args[1], nanIfNotFinite,
+                                           arith::FastMathFlags::reassoc)
                   .getResult();
             });
-        Value value = tensor::ExtractOp::create(nb, largest, ValueRange{zero});
-        Value finite = arith::CmpFOp::create(nb, arith::CmpFPredicate::OLT,
-                                             value, inner.f32(INFINITY));
+        Value value = tensor::ExtractOp::create(nb, poisoned, ValueRange{zero});
+        Value finite = arith::CmpFOp::create(nb, arith::CmpFPredicate::OEQ,
+                                             value, inner.f32(0.0));
         scf::YieldOp::create(nb, finite);
       }).getResult(0);
   auto product = scf::IfOp::create(

@@ -99,10 +99,12 @@ func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:             linalg.generic {{.*}} ins(%[[PHIQ]], %[[S]] : tensor<4x4xf32>, tensor<4x4xf32>)
 // TILES:             %[[A:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %[[PHIKT]] : tensor<4x4xf32>, tensor<4x4xf32>)
 // TILES:               arith.cmpi ule
-// the plain A V_c where max|V_c| < inf, else without the hidden pairs' terms
-// TILES:             %[[VMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[VC]] : tensor<4x4xf32>)
-// TILES:               math.absf
-// TILES:             %[[FINITE:.+]] = arith.cmpf olt
+// the plain A V_c where sum(V_c * 0) = 0 (every V finite), else without the
+// hidden pairs' terms
+// TILES:             %[[POISON:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[VC]] : tensor<4x4xf32>)
+// TILES:               %[[NANIFNOTFINITE:.+]] = arith.mulf %{{.+}}, %[[ZERO:.+]] : f32
+// TILES:               arith.addf %{{.+}}, %[[NANIFNOTFINITE]] fastmath<reassoc> : f32
+// TILES:             %[[FINITE:.+]] = arith.cmpf oeq
 // TILES:             scf.if %[[FINITE]] -> (tensor<4x4xf32>) {
 // TILES:               linalg.generic {{.*}} ins(%{{.*}}, %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>)
 // TILES:             } else {
@@ -149,14 +151,15 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]]
 // TILES:             tensor.extract_slice %[[PANELS]]#0[0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
 // TILES:             %[[VT:.+]] = tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]
-// P V_t: plain where the tile is wholly visible (FULL) or max|V_t| < inf,
-// else without the hidden pairs' terms
+// P V_t: plain where the tile is wholly visible (FULL) or sum(V_t * 0) = 0
+// (every V finite), else without the hidden pairs' terms
 // TILES:             %[[EXACT:.+]] = scf.if %{{.+}} -> (i1) {
 // TILES:               scf.yield %true : i1
 // TILES:             } else {
 // TILES:               linalg.generic {{.*}} ins(%[[VT]] : tensor<4x4xf32>)
-// TILES:                 math.absf
-// TILES:               arith.cmpf olt
+// TILES:                 arith.mulf
+// TILES:                 arith.addf {{.*}} fastmath<reassoc>
+// TILES:               arith.cmpf oeq
 // TILES:             scf.if %[[EXACT]] -> (tensor<4x4xf32>) {
 // TILES:             } else {
 // TILES:                 arith.select
