@@ -109,6 +109,18 @@ def strategy_name(key, chunk, causal):
     return "kv/c%d" % chunk if causal and chunk else "kv"
 
 
+def fastest_times(runner, specs):
+    """The fastest time of each spec in \p specs (name: text) over the
+    rounds. Rounds interleave the strategies, so that a slow spell of the
+    machine does not fall on one of them only."""
+    times = {}
+    for _ in range(runner.args.rounds):
+        for name, text in specs.items():
+            t = runner.time(text)
+            times[name] = min(times.get(name, t), t)
+    return times
+
+
 def measure_point(runner, point, targets):
     variant, causal, n, d, heads, projected = point
     specs = {"qk": spec_text(variant, causal, n, d, heads, projected,
@@ -121,13 +133,7 @@ def measure_point(runner, point, targets):
     else:
         specs["kv"] = spec_text(variant, causal, n, d, heads, projected,
                                 "kv_first", None)
-    # Rounds interleave the strategies, so that a slow spell of the machine
-    # does not fall on one of them only; each keeps its fastest round.
-    times = {}
-    for _ in range(runner.args.rounds):
-        for name, text in specs.items():
-            t = runner.time(text)
-            times[name] = min(times.get(name, t), t)
+    times = fastest_times(runner, specs)
     chosen = {}
     for label, target in targets.items():
         key, chunk, crossover = runner.report(
@@ -165,11 +171,7 @@ def bisect_crossover(runner, group, low, high, kv_name, steps):
             "kv": spec_text(variant, causal, mid, d, heads, k, "kv_first",
                             chunk),
         }
-        times = {}
-        for _ in range(runner.args.rounds):
-            for name, text in specs.items():
-                t = runner.time(text)
-                times[name] = min(times.get(name, t), t)
+        times = fastest_times(runner, specs)
         if times["kv"] < times["qk"]:
             high = mid
         else:
