@@ -208,7 +208,7 @@ if ((DO_BENCH)); then
       mkdir -p "$dir"
       echo "{\"D\": $d, \"N\": $n, \"B\": 1, \"H\": 16}" >"$dir/meta.json"
       inputs=(--save-inputs "$dir")
-      for variant in softmax softmax_causal elu1 elu1_causal; do
+      for variant in softmax softmax_causal elu1 elu1_causal softmax_bf16 softmax_f16; do
         spec=$ARTIFACTS/specs/bench/bench_${variant}_d$d.attn
         if [[ ! -f $spec ]]; then
           say "  skipped $variant D=$d N=$n: not compiled"

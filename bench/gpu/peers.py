@@ -214,13 +214,21 @@ def main():
                 emit(dict(base, peer="all", error="cannot read the inputs: %s" % error))
                 continue
             block_mask = None
-            for variant in ("softmax", "softmax_causal", "elu1", "elu1_causal"):
+            for variant in ("softmax", "softmax_causal", "elu1", "elu1_causal",
+                            "softmax_bf16", "softmax_f16"):
                 causal = variant.endswith("_causal")
                 attn_path = os.path.join(folder, "attn_%s.npy" % variant)
                 attn_out = None
                 if os.path.isfile(attn_path):
                     attn_out = load_npy(attn_path, torch).to(device)
-                if variant.startswith("softmax"):
+                narrow = {"softmax_bf16": torch.bfloat16,
+                          "softmax_f16": torch.float16}.get(variant)
+                if narrow is not None:
+                    # SDPA in the narrow type (FlashAttention on sm_80+),
+                    # on the inputs rounded as attn rounds them.
+                    qn, kn, vn = (x.to(narrow) for x in (q, k, v))
+                    peers = [("sdpa", lambda: sdpa(qn, kn, vn))]
+                elif variant.startswith("softmax"):
                     peers = [("sdpa", lambda c=causal: sdpa(q, k, v, is_causal=c))]
                     if flex is not None:
                         try:

@@ -108,6 +108,12 @@ size_t attnKernelInputRank(const AttnKernel *kernel, size_t input);
  * it takes. Out-of-range arguments return 0. */
 int64_t attnKernelInputDim(const AttnKernel *kernel, size_t input, size_t dim,
                            int64_t *dynamicIndex);
+/* The element type of input INPUT: "f32", "f16" or "bf16" ("" out of range).
+ * f16 and bf16 arrays hold the 16-bit patterns of IEEE binary16 / bfloat16
+ * values; the kernel widens them exactly and computes in float32. */
+const char *attnKernelInputType(const AttnKernel *kernel, size_t input);
+/* The element type of the output O (the spec's `output bf16`; default f32). */
+const char *attnKernelOutputType(const AttnKernel *kernel);
 /* The output O [B, H, N, E], likewise. */
 size_t attnKernelOutputRank(const AttnKernel *kernel);
 int64_t attnKernelOutputDim(const AttnKernel *kernel, size_t dim,
@@ -119,10 +125,12 @@ const char *attnKernelSizeName(const AttnKernel *kernel, size_t index);
 /*--- Running --------------------------------------------------------------*/
 
 /* Runs the kernel. ARRAYS: every input in declaration order, then the output,
- * dense row-major float32 in host memory (for target nvptx they are copied
- * to the GPU and the output back, unless emulate-gpu is set); the inputs are
- * only read. SIZES: the dynamic sizes in attnKernelSizeName order.
- * Returns an ATTN_STATUS_* code; *error is set for every non-zero one. */
+ * dense row-major in host memory, each of its element type
+ * (attnKernelInputType: float32, or the uint16_t bits of f16 / bf16). For
+ * target nvptx they are copied to the GPU and the output back, unless
+ * emulate-gpu is set; the inputs are only read. SIZES: the dynamic sizes in
+ * attnKernelSizeName order. Returns an ATTN_STATUS_* code; *error is set for
+ * every non-zero one. */
 int attnKernelRun(AttnKernel *kernel, void *const *arrays,
                   const int64_t *sizes, char **error);
 
@@ -131,7 +139,8 @@ int attnKernelRunDevice(AttnKernel *kernel, void *const *arrays,
                         const int64_t *sizes, char **error);
 
 /* The reference evaluator of DESIGN §1 (double accumulation) on the same
- * arguments as attnKernelRun: writes OUT (the last array). Returns 0, or
+ * arguments as attnKernelRun: writes OUT (the last array; an f16 / bf16 OUT
+ * gets the result rounded to nearest even). Returns 0, or
  * ATTN_STATUS_BAD_SIZE / ATTN_STATUS_ERROR with *error. */
 int attnKernelReference(const AttnKernel *kernel, void *const *arrays,
                         const int64_t *sizes, char **error);

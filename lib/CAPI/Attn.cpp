@@ -461,6 +461,16 @@ int64_t attnKernelInputDim(const AttnKernel *kernel, size_t input, size_t dim,
   return dimOf(abiOf(kernel).arrays[input], dim, dynamicIndex);
 }
 
+const char *attnKernelInputType(const AttnKernel *kernel, size_t input) {
+  if (!kernel || input >= attnKernelNumInputs(kernel))
+    return "";
+  return toString(abiOf(kernel).arrays[input].elementType);
+}
+
+const char *attnKernelOutputType(const AttnKernel *kernel) {
+  return kernel ? toString(abiOf(kernel).arrays.back().elementType) : "";
+}
+
 size_t attnKernelOutputRank(const AttnKernel *kernel) {
   return kernel ? abiOf(kernel).arrays.back().shape.size() : 0;
 }
@@ -532,7 +542,7 @@ static uint64_t inputBytes(const EntryAbi &abi, const int64_t *sizes) {
   std::vector<size_t> counts = elementCounts(abi, sizes);
   uint64_t bytes = 0;
   for (size_t i = 0; i + 1 < counts.size(); ++i)
-    bytes += saturatingMul(counts[i], sizeof(float));
+    bytes += saturatingMul(counts[i], byteSize(abi.arrays[i].elementType));
   return bytes;
 }
 
@@ -571,15 +581,19 @@ static int checkFiniteInputs(const AttnKernel *kernel, void *const *arrays,
   const EntryAbi &abi = abiOf(kernel);
   std::vector<size_t> counts = elementCounts(abi, sizes);
   for (size_t a = 0; a + 1 < abi.arrays.size(); ++a) {
-    const float *data = static_cast<const float *>(arrays[a]);
-    for (size_t i = 0; i < counts[a]; ++i)
-      if (!std::isfinite(data[i]))
+    ElementType type = abi.arrays[a].elementType;
+    const char *bytes = static_cast<const char *>(arrays[a]);
+    for (size_t i = 0; i < counts[a]; ++i) {
+      float value;
+      unpackElements(type, bytes + i * byteSize(type), 1, &value);
+      if (!std::isfinite(value))
         return setError(error, "attn: error: '" + abi.specName +
                                    "': option 'finite-inputs': input '" +
                                    abi.arrays[a].name + "' holds " +
-                                   (std::isnan(data[i]) ? "NaN" : "an infinity") +
+                                   (std::isnan(value) ? "NaN" : "an infinity") +
                                    " at flat index " + std::to_string(i)),
                ATTN_STATUS_ERROR;
+    }
   }
   return ATTN_STATUS_OK;
 }
@@ -603,16 +617,19 @@ int attnKernelRun(AttnKernel *kernel, void *const *arrays,
     return gpuError();
   std::vector<size_t> counts = elementCounts(abi, sizes);
   DeviceArrays device;
+  auto bytesOf = [&](size_t i) {
+    return counts[i] * byteSize(abi.arrays[i].elementType);
+  };
   for (size_t i = 0; i + 1 < abi.arrays.size(); ++i)
-    if (!device.add(static_cast<const float *>(arrays[i]), counts[i]))
+    if (!device.add(arrays[i], bytesOf(i)))
       return gpuError();
-  if (!device.add(nullptr, counts.back()))
+  if (!device.add(nullptr, bytesOf(abi.arrays.size() - 1)))
     return gpuError();
   if (int status = callKernel(kernel, device.data(), sizes, error))
     return status;
   if (!synchronizeDevice().empty() ||
-      !device.copyOutputBack(static_cast<float *>(arrays[abi.arrays.size() - 1]),
-                             counts.back()))
+      !device.copyOutputBack(arrays[abi.arrays.size() - 1],
+                             bytesOf(abi.arrays.size() - 1)))
     return gpuError();
   return ATTN_STATUS_OK;
 }
@@ -660,15 +677,26 @@ int attnKernelReference(const AttnKernel *kernel, void *const *arrays,
     npy::Array array;
     for (const Extent &extent : abi.arrays[i].shape)
       array.shape.push_back(extentValue(extent, sizes));
-    const float *data = static_cast<const float *>(arrays[i]);
-    array.data.assign(data, data + counts[i]);
+    // f16 / bf16 inputs widen exactly (DESIGN §1.1).
+    array.data.resize(counts[i]);
+    unpackElements(abi.arrays[i].elementType, arrays[i], counts[i],
+                   array.data.data());
     inputs[abi.arrays[i].name] = std::move(array);
   }
   reference::Problem problem = buildProblem(spec, inputs);
   std::string why = reference::validate(problem);
-  if (why.empty())
+  const AbiArray &outArray = abi.arrays.back();
+  if (why.empty() && outArray.elementType == ElementType::F32)
     why = reference::evaluate(problem,
                               static_cast<float *>(arrays[abi.arrays.size() - 1]));
+  else if (why.empty()) {
+    // A narrow output is the reference's f32 result rounded.
+    std::vector<float> out(counts.back());
+    why = reference::evaluate(problem, out.data());
+    if (why.empty())
+      packElements(outArray.elementType, out.data(), out.size(),
+                   arrays[abi.arrays.size() - 1]);
+  }
   if (!why.empty())
     return setError(error, "attn: error: the reference evaluator rejects the "
                            "problem: " +

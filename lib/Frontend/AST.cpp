@@ -47,7 +47,10 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
     os << " " << dim.loc << "\n";
   }
   for (const InputDecl &input : spec.inputs) {
-    os << "  Input " << input.name << " [";
+    os << "  Input " << input.name << " ";
+    if (input.elementType != ElementType::F32)
+      os << toString(input.elementType);
+    os << "[";
     for (size_t i = 0; i < input.shape.size(); ++i) {
       if (i)
         os << ", ";
@@ -119,4 +122,6 @@ void attn::frontend::printAST(const Spec &spec, std::ostream &os) {
     os << "  Output state\n";
   if (spec.outputLse)
     os << "  Output lse\n";
+  if (spec.outputType)
+    os << "  Output " << toString(*spec.outputType) << "\n";
 }

@@ -109,12 +109,17 @@ public:
       argTypes.push_back(tensorType(input));
     const InputDecl &query = *spec.findInput(spec.terms.front().query.name);
     const InputDecl &value = *spec.findInput(spec.value.name);
-    mlir::Type resultType = mlir::RankedTensorType::get(
+    auto resultType = mlir::RankedTensorType::get(
         {dim(query, 0), dim(query, 1), dim(query, 2), dim(value, 3)},
         builder.getF32Type());
+    // `output bf16`: the last op (the term, or attn.combine when there is
+    // one) rounds the f32 result; terms feeding attn.combine stay f32.
+    bool combined = spec.terms.size() > 1 || spec.gate.isSet();
+    mlir::RankedTensorType outputType = resultType.clone(
+        elementType(spec.outputType.value_or(ElementType::F32)));
 
     // `output state`: the final state (and, for rows, its norm) after O.
-    llvm::SmallVector<mlir::Type> resultTypes = {resultType};
+    llvm::SmallVector<mlir::Type> resultTypes = {outputType};
     if (spec.outputState)
       for (mlir::Type type : stateTypes(spec.terms.front(), query, value))
         resultTypes.push_back(type);
@@ -136,7 +141,8 @@ public:
     llvm::SmallVector<mlir::Value> terms;
     llvm::SmallVector<mlir::Value> finalStates;
     for (const TermDecl &term : spec.terms) {
-      llvm::SmallVector<mlir::Type> types = {resultType};
+      llvm::SmallVector<mlir::Type> types = {combined ? resultType
+                                                      : outputType};
       if (spec.outputState || spec.outputLse)
         types.append(resultTypes.begin() + 1, resultTypes.end());
       mlir::Operation *op = emitTerm(term, types);
@@ -146,7 +152,7 @@ public:
     }
 
     mlir::Value output = terms.front();
-    if (terms.size() > 1 || spec.gate.isSet()) {
+    if (combined) {
       mlir::Value gate;
       if (spec.gate.isSet()) {
         gate = arguments.at(spec.gate.name);
@@ -157,7 +163,7 @@ public:
                                               resultType, gate);
       }
       output = dialect::CombineOp::create(builder, location(spec.loc),
-                                          resultType, terms, gate);
+                                          outputType, terms, gate);
     }
     llvm::SmallVector<mlir::Value> returned = {output};
     returned.append(finalStates.begin(), finalStates.end());
@@ -183,7 +189,19 @@ private:
     llvm::SmallVector<int64_t> shape;
     for (size_t i = 0; i < input.shape.size(); ++i)
       shape.push_back(dim(input, i));
-    return mlir::RankedTensorType::get(shape, builder.getF32Type());
+    return mlir::RankedTensorType::get(shape, elementType(input.elementType));
+  }
+
+  mlir::Type elementType(ElementType type) {
+    switch (type) {
+    case ElementType::F16:
+      return builder.getF16Type();
+    case ElementType::BF16:
+      return builder.getBF16Type();
+    case ElementType::F32:
+      break;
+    }
+    return builder.getF32Type();
   }
 
   /// The final state's type [B, H, F, E] and, for rows, the norm's [B, H, F]

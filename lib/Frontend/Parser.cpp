@@ -352,11 +352,21 @@ private:
     if (token.isIdent("output")) {
       SourceLocation loc = token.loc;
       consume();
+      if (token.is(TokenKind::Identifier))
+        if (std::optional<ElementType> type = parseElementType(token.text)) {
+          if (spec.outputType)
+            return failHere("duplicate output element type '" + token.text +
+                            "'");
+          spec.outputType = type;
+          spec.outputTypeLoc = loc;
+          consume();
+          return true;
+        }
       bool state = token.isIdent("state");
       if (!state && !token.isIdent("lse"))
         return failHere("expected 'state' (the final state of the spec's "
-                        "term) or 'lse' (its log-sum-exp) after 'output', "
-                        "found " +
+                        "term), 'lse' (its log-sum-exp) or an element type "
+                        "(f32, f16, bf16) after 'output', found " +
                         describe(token));
       bool &seen = state ? spec.outputState : spec.outputLse;
       if (seen)
@@ -402,8 +412,19 @@ private:
     InputDecl input;
     if (!expectIdentifier(input.name, input.loc, "an input name after 'input'"))
       return false;
-    if (!expectPunct(':', "after the input name") ||
-        !expectPunct('[', "to open the input's shape"))
+    if (!expectPunct(':', "after the input name"))
+      return false;
+    if (token.is(TokenKind::Identifier)) {
+      std::optional<ElementType> type = parseElementType(token.text);
+      if (!type)
+        return failHere("unknown element type '" + token.text +
+                        "' (expected f32, f16 or bf16)" +
+                        suggest(token.text, {"f32", "f16", "bf16"}));
+      input.elementType = *type;
+      input.elementTypeLoc = token.loc;
+      consume();
+    }
+    if (!expectPunct('[', "to open the input's shape"))
       return false;
     do {
       ShapeEntry entry;

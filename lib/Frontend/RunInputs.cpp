@@ -90,6 +90,7 @@ std::string RunInputs::generate(const SizeBindings &sizes, uint64_t seed) {
   std::string error;
   if (!generateInputs(spec, sizes, seed, arrays, error))
     return error;
+  roundInputs(spec, arrays);
   return "";
 }
 

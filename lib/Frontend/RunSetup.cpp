@@ -440,7 +440,31 @@ double attn::frontend::checkTolerance(const Spec &spec) {
     if (term.featureMap == FeatureMap::FavorPlus || (signedFeatures && rows))
       tolerance = 1e-3;
   }
+  if (spec.outputType == ElementType::F16)
+    tolerance += 5e-4;
+  if (spec.outputType == ElementType::BF16)
+    tolerance += 4e-3;
   return tolerance;
+}
+
+void attn::frontend::roundInputs(const Spec &spec, InputArrays &arrays) {
+  for (const InputDecl &input : spec.inputs) {
+    auto it = arrays.find(input.name);
+    if (input.elementType == ElementType::F32 || it == arrays.end())
+      continue;
+    for (float &value : it->second.data)
+      value = roundTo(input.elementType, value);
+  }
+}
+
+const void *attn::frontend::packedArray(ElementType type,
+                                        const std::vector<float> &data,
+                                        std::vector<uint16_t> &storage) {
+  if (type == ElementType::F32)
+    return data.data();
+  storage.resize(data.size());
+  packElements(type, data.data(), data.size(), storage.data());
+  return storage.data();
 }
 
 Comparison

@@ -20,7 +20,8 @@ public:
 
   bool run() {
     return checkDims() && checkInputs() && checkTerms() &&
-           checkValueAndGate() && checkOutputs() && checkAllInputsUsed();
+           checkValueAndGate() && checkElementTypes() && checkOutputs() &&
+           checkAllInputsUsed();
   }
 
 private:
@@ -187,6 +188,56 @@ private:
     if (spec.gate.isSet() &&
         !resolve(spec.gate, "", spec.loc, 4, "the gate input", "[B, H, N, E]"))
       return false;
+    return true;
+  }
+
+  /// Only the query, key and value may be f16 or bf16 (DESIGN §1.1), and
+  /// they share one type: V is shared, so every term's q and k have its type.
+  bool checkElementTypes() {
+    const InputDecl &value = *spec.findInput(spec.value.name);
+    auto typeLoc = [](const InputDecl &input) {
+      return input.elementTypeLoc.isValid() ? input.elementTypeLoc : input.loc;
+    };
+    for (const TermDecl &term : spec.terms)
+      for (const InputRef *ref : {&term.query, &term.key}) {
+        const InputDecl &input = *spec.findInput(ref->name);
+        if (input.elementType != value.elementType)
+          return fail(typeLoc(input),
+                      "input '" + input.name + "' is " +
+                          toString(input.elementType) + " but the value '" +
+                          value.name + "' is " + toString(value.elementType) +
+                          ": the query, key and value of a term share one "
+                          "element type");
+      }
+    auto requireF32 = [&](const InputRef &ref, const std::string &role) {
+      if (!ref.isSet())
+        return true;
+      const InputDecl &input = *spec.findInput(ref.name);
+      if (input.elementType == ElementType::F32)
+        return true;
+      return fail(typeLoc(input),
+                  "input '" + input.name + "' is " +
+                      toString(input.elementType) + ", but it is " + role +
+                      ", which must be f32 (only the query, key and value may "
+                      "be f16 or bf16)");
+    };
+    if (!requireF32(spec.gate, "the gate"))
+      return false;
+    for (const TermDecl &term : spec.terms) {
+      std::string of = " of term '" + term.name + "'";
+      if (!requireF32(term.omega, "omega" + of) ||
+          !requireF32(term.decay, "the decay" + of) ||
+          !requireF32(term.alibiSlopes, "the ALiBi slopes" + of) ||
+          !requireF32(term.sinks, "the sinks" + of) ||
+          !requireF32(term.keyLengths, "the key lengths" + of) ||
+          !requireF32(term.queryLengths, "the query lengths" + of) ||
+          !requireF32(term.keyWeight, "the key weight" + of) ||
+          !requireF32(term.stateIn, "the state S0" + of) ||
+          !requireF32(term.normIn, "the normaliser state z0" + of) ||
+          !requireF32(term.projectKeys, "the key projection E" + of) ||
+          !requireF32(term.projectValues, "the value projection F" + of))
+        return false;
+    }
     return true;
   }
 

@@ -70,6 +70,7 @@ static void addBufferization(OpPassManager &pm, bool inPlaceTiles) {
 /// Loops, vectors and memrefs of host code to the LLVM dialect, then the
 /// check that nothing else is left.
 static void addHostLoweringToLLVM(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createAttnExpandBF16Conversions());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -110,6 +110,8 @@ _SIGNATURES = {
     "attnKernelInputName": (c_char_p, [c_void_p, c_size_t]),
     "attnKernelInputRank": (c_size_t, [c_void_p, c_size_t]),
     "attnKernelInputDim": (c_int64, [c_void_p, c_size_t, c_size_t, _SIZES]),
+    "attnKernelInputType": (c_char_p, [c_void_p, c_size_t]),
+    "attnKernelOutputType": (c_char_p, [c_void_p]),
     "attnKernelOutputRank": (c_size_t, [c_void_p]),
     "attnKernelOutputDim": (c_int64, [c_void_p, c_size_t, _SIZES]),
     "attnKernelNumSizes": (c_size_t, [c_void_p]),

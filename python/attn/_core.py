@@ -167,8 +167,17 @@ def _as_array(obj, label):
         try:
             return np.from_dlpack(obj)
         except Exception as e:  # e.g. a GPU tensor, a tensor needing grad
+            hint = ""
+            if "bfloat16" in str(getattr(obj, "dtype", "")):
+                # numpy has no bfloat16, so DLPack cannot hand one over.
+                hint = (
+                    " (numpy has no bfloat16: pass its bits as uint16, for a "
+                    "torch tensor t.view(torch.int16).numpy().view(numpy.uint16), "
+                    "or use attn.torch)"
+                )
             raise TypeError(
-                "%s cannot be read through __dlpack__ as a host array: %s" % (label, e)
+                "%s cannot be read through __dlpack__ as a host array: %s%s"
+                % (label, e, hint)
             ) from e
     if hasattr(obj, "__array_interface__"):
         try:
@@ -187,14 +196,103 @@ def _as_array(obj, label):
 
 
 def _dtype_text(dtype):
-    if dtype.name == "float32":  # non-native byte order
-        return "%s (byte-swapped float32)" % dtype.str
+    if not dtype.isnative:  # the name alone would read like the native type
+        return "%s (byte-swapped %s)" % (dtype.str, dtype.name)
     return dtype.name
 
 
-def _check_array(arr, label, rank):
-    if arr.dtype != np.float32:
-        raise TypeError("%s must be float32, got %s" % (label, _dtype_text(arr.dtype)))
+# Element types, as the C API names them (attnKernelInputType /
+# attnKernelOutputType). An f16 or bf16 array holds 16-bit patterns: numpy's
+# float16 for f16; for bf16, which numpy lacks, an array of a dtype named
+# "bfloat16" (ml_dtypes', which JAX uses); and for either, uint16 bit
+# patterns, so that nothing beyond numpy is needed.
+_ELEMENT_TYPES = ("f32", "f16", "bf16")
+
+# What a wrong dtype's message asks for.
+_EXPECTED = {
+    "f32": "float32",
+    "f16": "float16 (numpy.float16, or uint16 bit patterns)",
+    "bf16": "bfloat16 (ml_dtypes.bfloat16, or uint16 bit patterns)",
+}
+
+
+def _is_bfloat16(dtype):
+    # Recognised by name, so that ml_dtypes need not be imported (or even
+    # installed) to take its arrays.
+    return dtype.name == "bfloat16" and dtype.itemsize == 2 and dtype.isnative
+
+
+def _holds(dtype, etype):
+    """Whether an array of DTYPE can be passed as ETYPE elements (native
+    byte order only: the library reads the bits as they lie)."""
+    if etype == "f32":
+        return dtype == np.float32
+    if dtype == np.uint16:
+        return True
+    if etype == "f16":
+        return dtype == np.float16
+    return _is_bfloat16(dtype)
+
+
+_bfloat16 = None  # ml_dtypes.bfloat16's dtype, False without ml_dtypes
+
+
+def _bfloat16_dtype():
+    """ml_dtypes.bfloat16 as a numpy dtype, or None when ml_dtypes is not
+    importable. Tried once, on first use: the package never needs it."""
+    global _bfloat16
+    if _bfloat16 is None:
+        try:
+            import ml_dtypes
+
+            _bfloat16 = np.dtype(ml_dtypes.bfloat16)
+        except Exception:  # not installed, or built for another numpy
+            _bfloat16 = False
+    return _bfloat16 or None
+
+
+def _dtype_for(etype):
+    """The dtype of the arrays the package makes for ETYPE: float32,
+    float16, and ml_dtypes.bfloat16 or else uint16 bit patterns."""
+    if etype == "f16":
+        return np.dtype(np.float16)
+    if etype == "bf16":
+        return _bfloat16_dtype() or np.dtype(np.uint16)
+    return np.dtype(np.float32)
+
+
+def _widened(arr, etype):
+    """ARR, holding ETYPE elements, as float32 (a copy unless f32): every
+    f16 and bf16 value is exactly a float32."""
+    if etype == "f32":
+        return arr
+    bits = arr.view(np.uint16)
+    if etype == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    return bits.view(np.float16).astype(np.float32)
+
+
+def _narrowed(arr, etype):
+    """The float32 array ARR rounded to nearest even to ETYPE, of the dtype
+    _dtype_for(ETYPE) gives."""
+    if etype == "f16":
+        return arr.astype(np.float16)
+    if etype != "bf16":
+        return arr
+    b = arr.view(np.uint32)
+    bits = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    # A NaN stays a NaN (rounding could carry it into the infinity).
+    nan = np.isnan(arr)
+    if nan.any():
+        bits[nan] = (b[nan] >> 16).astype(np.uint16) | 0x0040
+    return bits.view(_dtype_for("bf16"))
+
+
+def _check_array(arr, label, rank, etype="f32"):
+    if not _holds(arr.dtype, etype):
+        raise TypeError(
+            "%s must be %s, got %s" % (label, _EXPECTED[etype], _dtype_text(arr.dtype))
+        )
     if arr.ndim != rank:
         raise ValueError(
             "%s must have rank %d, got an array of rank %d with shape %s"
@@ -207,7 +305,10 @@ def _check_array(arr, label, rank):
             % (label, tuple(arr.strides), _shape_text(arr.shape))
         )
     if not arr.flags.aligned:
-        raise ValueError("%s is not aligned to float32" % label)
+        raise ValueError(
+            "%s is not aligned to %s"
+            % (label, "float32" if etype == "f32" else "its 2-byte elements")
+        )
 
 
 def _shape_text(shape):
@@ -258,7 +359,8 @@ class Kernel:
 
     Attributes: ``name``, ``inputs`` (names in declaration order), ``sizes``
     (names of the dynamic sizes), ``input_shapes`` (name -> tuple of ints
-    and dynamic size names), ``output_shape``, ``from_cache``,
+    and dynamic size names), ``output_shape``, ``input_types`` (name ->
+    "f32", "f16" or "bf16"), ``output_type``, ``from_cache``,
     ``tolerance``. Call it with the inputs to run it; ``reference()`` runs
     the reference evaluator on the same arguments.
     """
@@ -287,8 +389,10 @@ class Kernel:
         ]
         self.inputs = []
         self._dims = []
+        self._types = []
         for i in range(lib.attnKernelNumInputs(h)):
             self.inputs.append(decode(lib.attnKernelInputName(h, i)))
+            self._types.append(self._element_type(lib.attnKernelInputType, (h, i)))
             self._dims.append(
                 [
                     self._dim(lib.attnKernelInputDim, (h, i, d))
@@ -304,6 +408,16 @@ class Kernel:
             n: self._symbolic(dims) for n, dims in zip(self.inputs, self._dims)
         }
         self.output_shape = self._symbolic(self._out_dims)
+        self.input_types = dict(zip(self.inputs, self._types))
+        self.output_type = self._element_type(lib.attnKernelOutputType, (h,))
+
+    def _element_type(self, fn, args):
+        etype = decode(fn(*args))
+        if etype not in _ELEMENT_TYPES:
+            raise RuntimeError(
+                "%s%s returned %r for kernel '%s'" % (fn.__name__, args[1:], etype, self.name)
+            )
+        return etype
 
     def _dim(self, fn, args):
         index = ctypes.c_int64(-1)
@@ -345,9 +459,13 @@ class Kernel:
             pass
 
     def __repr__(self):
-        return "<attn.Kernel %s(%s) sizes=(%s)%s%s>" % (
+        # Element types only where they are not f32.
+        return "<attn.Kernel %s(%s)%s sizes=(%s)%s%s>" % (
             self.name,
-            ", ".join(self.inputs),
+            ", ".join(
+                n if t == "f32" else "%s: %s" % (n, t) for n, t in zip(self.inputs, self._types)
+            ),
+            "" if self.output_type == "f32" else " -> " + self.output_type,
             ", ".join(self.sizes),
             " from_cache" if self.from_cache else "",
             " closed" if self.closed else "",
@@ -398,12 +516,12 @@ class Kernel:
         bound_by = [None] * len(self.sizes)
         keep = []
         lengths = self._lengths()
-        for name, dims in zip(self.inputs, self._dims):
+        for name, dims, etype in zip(self.inputs, self._dims, self._types):
             label = "input '%s'" % name
             arr = _as_array(given[name], label)
             if name in lengths:
                 arr = _as_lengths(arr, label)
-            _check_array(arr, label, len(dims))
+            _check_array(arr, label, len(dims), etype)
             _check_dims(arr, label, dims, self.sizes, bound, bound_by)
             keep.append(arr)
 
@@ -418,10 +536,10 @@ class Kernel:
         out_shape = tuple(fixed if dyn is None else bound[dyn] for fixed, dyn in self._out_dims)
 
         if out is None:
-            out_arr = np.empty(out_shape, dtype=np.float32)
+            out_arr = np.empty(out_shape, dtype=_dtype_for(self.output_type))
         else:
             out_arr = _as_array(out, "out")
-            _check_array(out_arr, "out", len(out_shape))
+            _check_array(out_arr, "out", len(out_shape), self.output_type)
             if tuple(out_arr.shape) != out_shape:
                 raise ValueError(
                     "out has shape %s but the output is %s"
@@ -464,8 +582,9 @@ class Kernel:
 
     def __call__(self, *arrays, out=None, **named):
         """Runs the kernel. Inputs positionally (declaration order) or by
-        name; returns the float32 output [B, H, N, E] (OUT itself if
-        given)."""
+        name; returns the output [B, H, N, E] (OUT itself if given): float32,
+        or for an f16 / bf16 output float16 / ml_dtypes.bfloat16 (uint16
+        bit patterns without ml_dtypes)."""
         return self._invoke(lib.attnKernelRun, "attnKernelRun", arrays, named, out)
 
     def reference(self, *arrays, out=None, **named):
@@ -578,19 +697,51 @@ def report(spec, *, sizes=None, target="cpu", heads=None, head_dim=None):
     return json.loads(take_string(raw))
 
 
-def compare(out, expected, tolerance):
+def _element_type_of(arr, label, element_type):
+    """The element type ARR holds by its dtype; ELEMENT_TYPE says which
+    16-bit patterns a uint16 array holds."""
+    if arr.dtype == np.float32:
+        return "f32"
+    if arr.dtype == np.float16:
+        return "f16"
+    if _is_bfloat16(arr.dtype):
+        return "bf16"
+    if arr.dtype == np.uint16:
+        if element_type in ("f16", "bf16"):
+            return element_type
+        raise TypeError(
+            "%s holds uint16: pass element_type='bf16' or 'f16' to say which "
+            "16-bit patterns it holds" % label
+        )
+    raise TypeError(
+        "%s must be float32, float16 or bfloat16 (ml_dtypes.bfloat16, or uint16 "
+        "bit patterns with element_type=...), got %s" % (label, _dtype_text(arr.dtype))
+    )
+
+
+def compare(out, expected, tolerance, *, element_type=None):
     """attnCompare: {ok, max_abs_error, max_rel_error, tolerance} for two
-    float32 arrays of the same shape (OK: OUT and EXPECTED finite and
-    max|out - expected| / max|expected| <= TOLERANCE)."""
+    arrays of the same shape (OK: OUT and EXPECTED finite and
+    max|out - expected| / max|expected| <= TOLERANCE). Each is float32,
+    float16 or bfloat16 (ml_dtypes), widened to float32 first; uint16 arrays
+    are bit patterns of ELEMENT_TYPE ("f16" or "bf16")."""
+    if element_type not in (None,) + _ELEMENT_TYPES:
+        raise ValueError(
+            "element_type must be None, 'f32', 'f16' or 'bf16', got %r" % (element_type,)
+        )
     a = _as_array(out, "out")
     b = _as_array(expected, "expected")
+    widened = []
     for arr, label in ((a, "out"), (b, "expected")):
-        _check_array(arr, label, arr.ndim)
+        etype = _element_type_of(arr, label, element_type)
+        _check_array(arr, label, arr.ndim, etype)
+        widened.append(_widened(arr, etype))
     if a.shape != b.shape:
         raise ValueError(
             "out has shape %s but expected has shape %s"
             % (_shape_text(a.shape), _shape_text(b.shape))
         )
+    a, b = widened
     abs_err = ctypes.c_double()
     rel_err = ctypes.c_double()
     ok = lib.attnCompare(
@@ -669,7 +820,7 @@ def _orthogonal_gaussian(rng, m, d):
 
 
 def random_inputs(kernel, sizes=None, seed=0):
-    """Inputs for KERNEL as a dict name -> float32 array, from
+    """Inputs for KERNEL as a dict name -> array, from
     numpy.random.default_rng(SEED), drawn in declaration order: standard
     normal; Linformer projections (``project = E, F``) times 1/sqrt(k), k
     their number of rows; FAVOR+ ``omega`` [m, D] as orthogonal Gaussian
@@ -677,8 +828,10 @@ def random_inputs(kernel, sizes=None, seed=0):
     ``decay`` [H] as RetNet's 1 - 2^(-5-h), a ``decay`` [B, H, N] uniform in
     [0.9, 1), a ``key_weight`` uniform in [0, 1) and lengths as whole
     numbers in [0, L] (L the longest sequence; batch 1 full, batch 2
-    empty). SIZES binds the
-    kernel's dynamic sizes (all of them)."""
+    empty). Drawn in float32; an f16 or bf16 input is then rounded to
+    nearest even, as float16 or ml_dtypes.bfloat16 (uint16 bit patterns
+    without ml_dtypes). SIZES binds the kernel's dynamic sizes (all of
+    them)."""
     sizes = dict(sizes or {})
     unknown = [s for s in sizes if s not in kernel.sizes]
     if unknown:
@@ -732,14 +885,15 @@ def random_inputs(kernel, sizes=None, seed=0):
             arr = rng.uniform(0.0, 4.0, shape)
         else:
             arr = rng.standard_normal(shape)
-        result[name] = np.ascontiguousarray(arr, dtype=np.float32)
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
+        result[name] = _narrowed(arr, kernel.input_types[name])
     return result
 
 
 def check(kernel_or_spec, *arrays, sizes=None, seed=None, **named):
     """Runs the kernel and the reference evaluator on the same inputs and
-    compares them with attnCompare; returns {ok, max_abs_error,
-    max_rel_error, tolerance}.
+    compares them with attnCompare (an f16 / bf16 output widened to
+    float32); returns {ok, max_abs_error, max_rel_error, tolerance}.
 
     KERNEL_OR_SPEC: a Kernel, or a spec (compiled with the default options
     and SIZES bound at compile time, then closed). Without arrays the
@@ -758,7 +912,8 @@ def check(kernel_or_spec, *arrays, sizes=None, seed=None, **named):
             raise TypeError("check(): seed only applies to generated inputs")
         out = kernel(*arrays, **named)
         ref = kernel.reference(*arrays, **named)
-        return compare(out, ref, kernel.tolerance)
+        # Both of the output's type; narrow ones are compared widened.
+        return compare(out, ref, kernel.tolerance, element_type=kernel.output_type)
     finally:
         if owned:
             kernel.close()

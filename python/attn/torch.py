@@ -5,6 +5,9 @@
     op = attn.torch.register(kernel)            # torch.ops.attn.softmax
     out = op(q, k, v)                           # CPU float32 tensors
 
+Inputs a spec declares f16 / bf16 are torch.float16 / torch.bfloat16
+tensors, and the output is a tensor of the spec's output type.
+
 The op has a CPU implementation (the kernel, on the tensors' memory, without
 copying contiguous inputs) and a fake ("meta") implementation giving the
 output shape, so it works under torch.compile / FakeTensor tracing. It has
@@ -50,27 +53,47 @@ def _arg_name(name, taken):
     return arg
 
 
-def _as_numpy(tensor, label):
+# The kernel's element types (Kernel.input_types, output_type) as dtypes.
+_DTYPES = {"f32": _torch.float32, "f16": _torch.float16, "bf16": _torch.bfloat16}
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _numpy_view(tensor, etype):
+    """A numpy view (no copy) of the contiguous CPU tensor TENSOR of ETYPE.
+    numpy has no bfloat16 (nor can DLPack hand one to it), so a bf16 tensor
+    is viewed as its bit patterns, uint16, which the kernel takes as well."""
+    if etype == "bf16":
+        return tensor.view(_torch.int16).numpy().view(_np.uint16)
+    return tensor.numpy()
+
+
+def _as_numpy(tensor, label, etype):
     if not isinstance(tensor, _torch.Tensor):
         raise TypeError("%s must be a torch.Tensor, got %s" % (label, type(tensor).__name__))
     if tensor.device.type != "cpu":
         raise ValueError(
             "%s is on %s: the op has a CPU implementation only" % (label, tensor.device)
         )
-    if tensor.dtype != _torch.float32:
+    if tensor.dtype != _DTYPES[etype]:
         raise TypeError(
-            "%s must be float32, got %s" % (label, str(tensor.dtype).replace("torch.", ""))
+            "%s must be %s, got %s"
+            % (label, _dtype_name(_DTYPES[etype]), _dtype_name(tensor.dtype))
         )
-    return tensor.detach().contiguous().numpy()
+    return _numpy_view(tensor.detach().contiguous(), etype)
 
 
 def register(kernel, name=None):
     """Registers KERNEL as the custom op NAME (default ``attn::<spec
     name>``, i.e. ``torch.ops.attn.<spec name>``) and returns it. Its
-    arguments are the kernel's inputs in declaration order, CPU float32
-    tensors; it returns a new float32 tensor [B, H, N, E]. Inputs that are
-    not contiguous are made contiguous (a copy), other dtypes are an
-    error. Registering a name again raises ValueError unless it is the
+    arguments are the kernel's inputs in declaration order, CPU tensors of
+    their element types (float32; float16 / bfloat16 for inputs the spec
+    declares f16 / bf16); it returns a new tensor [B, H, N, E] of the
+    output's type (float32 unless the spec says ``output f16`` / ``output
+    bf16``). Inputs that are not contiguous are made contiguous (a copy),
+    other dtypes are an error. Registering a name again raises ValueError unless it is the
     same kernel, for which the existing op is returned."""
     if not isinstance(kernel, Kernel):
         raise TypeError("register() needs an attn.Kernel, got %s" % type(kernel).__name__)
@@ -96,11 +119,12 @@ def register(kernel, name=None):
                 % (name, len(kernel.inputs), ", ".join(kernel.inputs), len(tensors))
             )
         arrays = [
-            _as_numpy(t, "input '%s'" % n) for t, n in zip(tensors, kernel.inputs)
+            _as_numpy(t, "input '%s'" % n, kernel.input_types[n])
+            for t, n in zip(tensors, kernel.inputs)
         ]
         shape = kernel.output_shape_for(*arrays)
-        out = _torch.empty(shape, dtype=_torch.float32)
-        kernel(*arrays, out=out.numpy())
+        out = _torch.empty(shape, dtype=_DTYPES[kernel.output_type])
+        kernel(*arrays, out=_numpy_view(out, kernel.output_type))
         return out
 
     def fake_impl(*tensors):
@@ -118,7 +142,7 @@ def register(kernel, name=None):
                     break
             else:
                 raise ValueError("size %s of the output is not bound by any input" % kernel.sizes[dyn])
-        return tensors[0].new_empty(shape, dtype=_torch.float32)
+        return tensors[0].new_empty(shape, dtype=_DTYPES[kernel.output_type])
 
     library = _torch.library.Library(namespace, "FRAGMENT")
     library.define(opname + schema)

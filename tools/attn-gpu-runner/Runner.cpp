@@ -539,12 +539,17 @@ struct SpecRun {
     json.raw("shape", formatShape(out.shape));
 
     // Device copies of the inputs, in declaration order, then the output.
+    // f16 / bf16 arrays travel as their 16-bit patterns.
+    ElementType outputType = spec.outputType.value_or(ElementType::F32);
+    std::vector<std::vector<uint16_t>> packed(spec.inputs.size() + 1);
+    std::vector<uint16_t> &outBits = packed.back();
     DeviceArrays device;
     for (size_t i = 0; i <= spec.inputs.size(); ++i) {
-      const std::vector<float> &data = i < spec.inputs.size()
-                                           ? arrays.at(spec.inputs[i].name).data
-                                           : out.data;
-      if (!device.add(data.data(), data.size())) {
+      bool isInput = i < spec.inputs.size();
+      const npy::Array &array = isInput ? arrays.at(spec.inputs[i].name) : out;
+      ElementType type = isInput ? spec.inputs[i].elementType : outputType;
+      const void *host = packedArray(type, array.data, packed[i]);
+      if (!device.add(host, array.data.size() * byteSize(type))) {
         fatal = true;
         return fail(std::string("cannot set up the device arrays: ") +
                     attn_gpu_error());
@@ -572,12 +577,17 @@ struct SpecRun {
     double firstSeconds = secondsSince(start);
     if (!message.empty())
       return fail(message);
-    if (attn_gpu_copy_to_host(out.data.data(), pointers.back(),
-                              out.data.size() * sizeof(float))) {
+    if (attn_gpu_copy_to_host(
+            outBits.empty() ? static_cast<void *>(out.data.data())
+                            : outBits.data(),
+            pointers.back(), out.data.size() * byteSize(outputType))) {
       fatal = true;
       return fail(std::string("cannot copy the output back: ") +
                   attn_gpu_error());
     }
+    if (!outBits.empty())
+      unpackElements(outputType, outBits.data(), out.data.size(),
+                     out.data.data());
 
     if (options.command == "bench") {
       std::vector<double> seconds;

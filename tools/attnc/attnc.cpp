@@ -449,7 +449,11 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
                           {"shape", llvm::json::Array(out.shape)},
                           {"mode", useReference ? "reference" : "compiled"}};
   if (useReference) {
+    // A narrow output holds what the compiled code would write: the exact
+    // result rounded once.
     out = expected;
+    for (float &value : out.data)
+      value = roundTo(spec.outputType.value_or(ElementType::F32), value);
     states = expectedStates;
   } else {
     std::optional<CompilerOptions> selected = selectOptions(optionError);
@@ -460,10 +464,16 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
     if (options.emulateGpu && options.target != Target::NVPTX)
       return userError("--emulate-gpu needs --target=nvptx");
     bool onDevice = options.target == Target::NVPTX && !options.emulateGpu;
+    // f16 / bf16 arrays travel as their 16-bit patterns (the inputs hold
+    // rounded values already: RunInputs::generate).
+    std::vector<std::vector<uint16_t>> narrow(spec.inputs.size() + 1);
     std::vector<void *> arrays;
-    for (const InputDecl &input : spec.inputs)
-      arrays.push_back(const_cast<float *>(inputs.get(input.name).data.data()));
-    arrays.push_back(out.data.data());
+    for (auto [index, input] : llvm::enumerate(spec.inputs))
+      arrays.push_back(const_cast<void *>(packedArray(
+          input.elementType, inputs.get(input.name).data, narrow[index])));
+    ElementType outputType = spec.outputType.value_or(ElementType::F32);
+    arrays.push_back(
+        const_cast<void *>(packedArray(outputType, out.data, narrow.back())));
     for (npy::Array &state : states)
       arrays.push_back(state.data.data());
     std::optional<DeviceArrays> device;
@@ -480,12 +490,11 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
       if (attn_gpu_init() != 0)
         return gpuError();
       device.emplace();
-      for (const InputDecl &input : spec.inputs) {
-        const npy::Array &array = inputs.get(input.name);
-        if (!device->add(array.data.data(), array.data.size()))
+      for (auto [index, input] : llvm::enumerate(spec.inputs))
+        if (!device->add(arrays[index], inputs.get(input.name).data.size() *
+                                            byteSize(input.elementType)))
           return gpuError();
-      }
-      if (!device->add(nullptr, out.data.size()))
+      if (!device->add(nullptr, out.data.size() * byteSize(outputType)))
         return gpuError();
       arrays = device->all();
     }
@@ -532,9 +541,16 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
             "attnc: {0}: median {1:f3} ms over {2} runs, {3:f1} GFLOP/s\n",
             spec.name, median * 1e3, benchRepeats, flops / median / 1e9);
     }
-    if (device && !device->copyOutputBack(out.data.data(), out.data.size()))
+    if (device &&
+        !device->copyOutputBack(narrow.back().empty()
+                                    ? static_cast<void *>(out.data.data())
+                                    : narrow.back().data(),
+                                out.data.size() * byteSize(outputType)))
       return userError(std::string("cannot read the output of '") +
                        spec.name + "' from the GPU: " + attn_gpu_error());
+    if (outputType != ElementType::F32)
+      unpackElements(outputType, narrow.back().data(), out.data.size(),
+                     out.data.data());
   }
 
   int status = 0;

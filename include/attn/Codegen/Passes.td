@@ -269,6 +269,21 @@ def AttnStridedCopiesToLinalg
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AttnExpandBF16Conversions
+    : Pass<"attn-expand-bf16-conversions", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite f32 <-> bf16 conversions as integer arithmetic";
+  let description = [{
+    x86 has no f32 -> bf16 instruction before AVX512-BF16, so LLVM calls
+    `__truncsfbf2`, which neither the JIT of `attnc run` nor every C
+    toolchain provides (GCC 12's libgcc does not). This pass rewrites
+    `arith.truncf` f32 -> bf16 (round to nearest even, NaN kept a NaN) and
+    `arith.extf` bf16 -> f32 (a 16-bit shift) on scalars and vectors into
+    integer operations, which vectorise like any other. f16 conversions are
+    left alone: F16C (in every target x86-64-v3 and up) converts them.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def AttnBalanceParallelLoops
     : Pass<"attn-balance-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "Hand out the iterations of attn's parallel loops one at a "

@@ -11,6 +11,7 @@
 
 #include "attn/Frontend/Diagnostics.h"
 #include "attn/Reference/Reference.h"
+#include "attn/Support/ElementType.h"
 
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,8 @@
 namespace attn {
 namespace frontend {
 
+using ::attn::ElementType;
+using ::attn::parseElementType;
 using reference::FeatureMap;
 using reference::Mask;
 using reference::MaskKind;
@@ -44,11 +47,14 @@ struct ShapeEntry {
   bool isLiteral() const { return name.empty(); }
 };
 
-/// `input q: [B, H, N, 64]`
+/// `input q: [B, H, N, 64]`, or with an element type `input q: bf16[...]`
+/// (f32 when none is written).
 struct InputDecl {
   std::string name;
   std::vector<ShapeEntry> shape;
+  ElementType elementType = ElementType::F32;
   SourceLocation loc;
+  SourceLocation elementTypeLoc; ///< Where the type was written, if it was.
 };
 
 /// A reference to an input by name, with where it was written (or, for a
@@ -128,6 +134,10 @@ struct Spec {
   /// term's rows, lse [B, H, N] (DESIGN §1.3), after the output.
   bool outputLse = false;
   SourceLocation outputLseLoc;
+  /// `output bf16` (or f16, f32): the element type of the output O, rounded
+  /// from the f32 accumulation; f32 when not written.
+  std::optional<ElementType> outputType;
+  SourceLocation outputTypeLoc;
 
   const DimDecl *findDim(const std::string &name) const;
   const InputDecl *findInput(const std::string &name) const;

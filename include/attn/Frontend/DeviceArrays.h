@@ -31,22 +31,19 @@ public:
       attn_gpu_free(pointer);
   }
 
-  /// Allocates an array of \p count floats, filled from \p host if given;
-  /// false (see attn_gpu_error()) when the GPU fails.
-  bool add(const float *host, size_t count) {
-    size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
-    void *pointer = attn_gpu_alloc(bytes);
+  /// Allocates an array of \p bytes, filled from \p host if given; false
+  /// (see attn_gpu_error()) when the GPU fails.
+  bool add(const void *host, size_t bytes) {
+    void *pointer = attn_gpu_alloc(std::max<size_t>(bytes, 4));
     if (!pointer)
       return false;
     pointers.push_back(pointer);
-    return !host || attn_gpu_copy_to_device(pointer, host,
-                                            count * sizeof(float)) == 0;
+    return !host || attn_gpu_copy_to_device(pointer, host, bytes) == 0;
   }
 
-  /// Copies the last array (the output, \p count floats) to \p host.
-  bool copyOutputBack(float *host, size_t count) const {
-    return attn_gpu_copy_to_host(host, pointers.back(),
-                                 count * sizeof(float)) == 0 &&
+  /// Copies the last array (the output, \p bytes) to \p host.
+  bool copyOutputBack(void *host, size_t bytes) const {
+    return attn_gpu_copy_to_host(host, pointers.back(), bytes) == 0 &&
            !*attn_gpu_error();
   }
 

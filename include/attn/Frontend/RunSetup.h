@@ -45,6 +45,16 @@ std::string formatShape(const std::vector<int64_t> &shape);
 bool generateInputs(const Spec &spec, const SizeBindings &sizes, uint64_t seed,
                     InputArrays &arrays, std::string &error);
 
+/// Rounds every f16 or bf16 input of \p spec in \p arrays to its element
+/// type (nearest, ties to even), so that the arrays hold exactly what the
+/// compiled code receives and the reference evaluator widens them exactly.
+void roundInputs(const Spec &spec, InputArrays &arrays);
+/// The bytes a compiled entry point takes for the values \p data of an
+/// array of element type \p type: \p storage holds them (packed) unless
+/// \p type is f32, when \p data itself is passed. Returns the pointer to
+/// pass (for an output, unpack \p storage after the call when it is used).
+const void *packedArray(ElementType type, const std::vector<float> &data,
+                        std::vector<uint16_t> &storage);
 /// The reference evaluator's problem over \p arrays, which must hold every
 /// input of \p spec with shapes that passed checkShapes. The problem points
 /// into \p arrays: keep them alive and unchanged while it is used.
@@ -90,6 +100,10 @@ std::vector<int64_t> outputShape(const reference::Problem &problem);
 /// FAVOR+ (exps of large features) and kernels whose features can be negative
 /// under the `rows` normaliser (identity: Σ_j w_ij may nearly cancel,
 /// amplifying rounding) are ill-conditioned and get 1e-3; the rest get 1e-4.
+/// f16 and bf16 inputs add nothing (both sides see the same rounded inputs
+/// and compute in f32 and double); a narrow output adds its rounding, at
+/// most the unit roundoff times max|ref|: 2^-11 (4.9e-4, f16) or 2^-8
+/// (3.9e-3, bf16), so 5e-4 or 4e-3 is added.
 double checkTolerance(const Spec &spec);
 
 /// How far an output is from the reference.

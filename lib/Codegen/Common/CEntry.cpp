@@ -28,6 +28,15 @@ using ::attn::AbiArray;
 using ::attn::EntryAbi;
 using ::attn::Extent;
 
+static ::attn::ElementType elementTypeOf(ShapedType type) {
+  Type element = type.getElementType();
+  if (element.isF16())
+    return ::attn::ElementType::F16;
+  if (element.isBF16())
+    return ::attn::ElementType::BF16;
+  return ::attn::ElementType::F32;
+}
+
 /// The function argument \p value is, looking through tensor.cast.
 static std::optional<unsigned> argumentIndex(Value value, func::FuncOp func) {
   while (auto cast = value.getDefiningOp<tensor::CastOp>())
@@ -50,9 +59,10 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
   SmallVector<RankedTensorType> argTypes;
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults())) {
     auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor || !tensor.getElementType().isF32())
-      return func.emitError("the C entry point takes f32 ranked tensors "
-                            "only, got ")
+    if (!tensor ||
+        !isa<Float32Type, Float16Type, BFloat16Type>(tensor.getElementType()))
+      return func.emitError("the C entry point takes f32, f16 or bf16 "
+                            "ranked tensors only, got ")
              << t;
     argTypes.push_back(tensor);
   }
@@ -135,6 +145,7 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
     array.name = argName(i);
     array.cName = cName(array.name);
     array.shape = shape;
+    array.elementType = elementTypeOf(argTypes[i]);
     abi.arrays.push_back(std::move(array));
   }
 
@@ -174,6 +185,8 @@ FailureOr<EntryAbi> mlir::attn::describeCEntry(func::FuncOp func,
   out.cName = cName("out");
   out.shape = {(*q0)[0], (*q0)[1], (*q0)[2], (*v)[3]};
   out.isOutput = true;
+  out.elementType =
+      elementTypeOf(cast<ShapedType>(root->getResult(0).getType()));
   abi.arrays.push_back(out);
   // `output state` (DESIGN §1.2): the final state [B, H, F, E] and, for
   // rows, its norm [B, H, F], after the output.
@@ -368,6 +381,9 @@ DictionaryAttr mlir::attn::entryAbiToAttr(MLIRContext *context,
         b.getNamedAttr("shape", extentsToAttr(b, abi, array.shape))};
     if (array.isOutput)
       fields.push_back(b.getNamedAttr("output", b.getUnitAttr()));
+    if (array.elementType != ::attn::ElementType::F32)
+      fields.push_back(b.getNamedAttr(
+          "element_type", b.getStringAttr(toString(array.elementType))));
     arrays.push_back(b.getDictionaryAttr(fields));
   }
   for (const auto &[lhs, rhs] : abi.equalities)
@@ -464,6 +480,14 @@ FailureOr<EntryAbi> mlir::attn::entryAbiFromAttr(DictionaryAttr attr,
     array.name = dict.getAs<StringAttr>("name").str();
     array.cName = dict.getAs<StringAttr>("c_name").str();
     array.isOutput = static_cast<bool>(dict.get("output"));
+    if (Attribute type = dict.get("element_type")) {
+      auto name = dyn_cast<StringAttr>(type);
+      std::optional<::attn::ElementType> parsed =
+          name ? ::attn::parseElementType(name.str()) : std::nullopt;
+      if (!parsed)
+        return malformed("an array's element type");
+      array.elementType = *parsed;
+    }
     abi.arrays.push_back(std::move(array));
   }
   if (!abi.arrays.back().isOutput)

@@ -366,12 +366,36 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder ib(op.getLoc(), rewriter);
     LinalgBuilder b(ib);
-    const TermOperands term = buildTermOperands(b, op, staticTiles);
+    // C19: f16 / bf16 queries, keys and values are widened exactly once, up
+    // front, and everything after is the f32 lowering; a narrow result is
+    // rounded at the end.
+    Type f32 = ib.getF32Type();
+    if (op.getQuery().getType().getElementType() != f32) {
+      Value query = convertElements(b, op.getQuery(), f32);
+      Value key = op.getKey() == op.getQuery()
+                      ? query
+                      : convertElements(b, op.getKey(), f32);
+      Value value = op.getValue() == op.getQuery() ? query
+                    : op.getValue() == op.getKey()
+                        ? key
+                        : convertElements(b, op.getValue(), f32);
+      rewriter.modifyOpInPlace(op, [&] {
+        op.getQueryMutable().assign(query);
+        op.getKeyMutable().assign(key);
+        op.getValueMutable().assign(value);
+      });
+    }
+    TermOperands term = buildTermOperands(b, op, staticTiles);
+    term.resultType = term.resultType.clone(f32);
     const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);
     FinalStates finalStates;
     Value lse;
-    SmallVector<Value> results = {
-        lowerTerm(b, term, plan, &finalStates, op.getLse() ? &lse : nullptr)};
+    Value out =
+        lowerTerm(b, term, plan, &finalStates, op.getLse() ? &lse : nullptr);
+    Type outputElement = op.getResult().getType().getElementType();
+    if (outputElement != f32)
+      out = convertElements(b, out, outputElement);
+    SmallVector<Value> results = {out};
     if (finalStates.state)
       results.push_back(finalStates.state);
     if (finalStates.norm)
@@ -405,9 +429,10 @@ struct CombineOpLowering : public OpRewritePattern<CombineOp> {
     size_t numTerms = op.getTerms().size();
     bool gated = op.getGate() != nullptr;
     SmallVector<AffineMap> maps(inputs.size() + 1, b.map(4, {0, 1, 2, 3}));
+    Type outputElement = op.getType().getElementType();
     Value init = tensor::EmptyOp::create(
         ib, tensor::getMixedSizes(ib, ib.getLoc(), op.getTerms().front()),
-        ib.getF32Type());
+        outputElement);
     Value result =
         b.generic(init, inputs, maps, {kPar, kPar, kPar, kPar},
                   [&](OpBuilder &ob, Location loc, ValueRange args) {
@@ -416,6 +441,9 @@ struct CombineOpLowering : public OpRewritePattern<CombineOp> {
                       sum = arith::AddFOp::create(ob, loc, sum, args[t]);
                     if (gated)
                       sum = arith::MulFOp::create(ob, loc, sum, args[numTerms]);
+                    if (outputElement != sum.getType())
+                      sum =
+                          arith::TruncFOp::create(ob, loc, outputElement, sum);
                     return sum;
                   });
     rewriter.replaceOp(op, result);

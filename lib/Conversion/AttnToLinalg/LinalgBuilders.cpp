@@ -215,6 +215,27 @@ Value LinalgBuilder::generic(Value init, ValueRange inputs,
   return op.getResult(0);
 }
 
+Value to_linalg::convertElements(LinalgBuilder &b, Value tensor,
+                                 Type elementType) {
+  ImplicitLocOpBuilder &ib = b.b;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value init = tensor::EmptyOp::create(
+      ib, tensor::getMixedSizes(ib, ib.getLoc(), tensor), elementType);
+  unsigned rank = type.getRank();
+  SmallVector<unsigned> dims = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  SmallVector<AffineMap> maps(2, b.map(rank, dims));
+  SmallVector<IteratorType> iterators(rank, kPar);
+  bool widen = elementType.getIntOrFloatBitWidth() >
+               type.getElementType().getIntOrFloatBitWidth();
+  return b.generic(
+      init, {tensor}, maps, iterators,
+      [&](OpBuilder &ob, Location loc, ValueRange args) -> Value {
+        if (widen)
+          return arith::ExtFOp::create(ob, loc, elementType, args[0]);
+        return arith::TruncFOp::create(ob, loc, elementType, args[0]);
+      });
+}
+
 AffineMap LinalgBuilder::map(unsigned numDims, ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned d : dims)

@@ -484,6 +484,10 @@ Value forallRowTiles(
     function_ref<RowTile(ValueRange ivs, Value validRows)> body,
     function_ref<Value(ValueRange ivs)> rowOf, Value *perRowResult = nullptr);
 
+/// \p tensor with its elements converted to \p elementType (arith.extf
+/// to a wider float type, arith.truncf to a narrower one), elementwise.
+Value convertElements(LinalgBuilder &b, Value tensor, Type elementType);
+
 /// The term's [B, H, N, E] result from the output \p out of a strategy:
 /// its first N rows when \p padded (static-tiles: a whole number of tiles),
 /// else \p out itself, cast to the term's type where a size is static only

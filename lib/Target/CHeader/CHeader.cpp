@@ -38,8 +38,8 @@ std::string attn::generateHeader(const EntryAbi &abi,
   std::string indent(prototype.size(), ' ');
   std::vector<std::string> params;
   for (const AbiArray &array : abi.arrays)
-    params.push_back((array.isOutput ? "float *" : "const float *") +
-                     array.cName);
+    params.push_back(std::string(array.isOutput ? "" : "const ") +
+                     cTypeName(array.elementType) + " *" + array.cName);
   for (const std::string &name : abi.dynamicCNames)
     params.push_back("int64_t " + name);
   size_t column = prototype.size();
@@ -126,10 +126,22 @@ std::string attn::generateHeader(const EntryAbi &abi,
        "least\n"
     << " * to a float; the inputs are only read, " << outputs
     << (numOutputs > 1 ? " are" : " is") << " overwritten and\n"
-    << " * must not overlap them.\n"
-    << " *\n";
+    << " * must not overlap them.\n";
+  if (std::any_of(abi.arrays.begin(), abi.arrays.end(),
+                  [](const AbiArray &array) {
+                    return array.elementType != ElementType::F32;
+                  }))
+    h << " * Arrays marked f16 or bf16 hold the 16-bit patterns of IEEE "
+         "binary16\n"
+      << " * or bfloat16 values (uint16_t, aligned to 2 bytes); the code "
+         "widens\n"
+      << " * them exactly and computes in float32.\n";
+  h << " *\n";
   for (const AbiArray &array : abi.arrays)
     h << " *   " << pad(array.cName) << "  " << shapeText(abi, array.shape)
+      << (array.elementType != ElementType::F32
+              ? std::string("  ") + toString(array.elementType)
+              : std::string())
       << (array.isOutput ? "  (output)" : "") << "\n";
   for (size_t i = 0; i < abi.dynamicSizes.size(); ++i)
     h << " *   " << pad(abi.dynamicCNames[i]) << "  the size "
@@ -165,7 +177,7 @@ std::string attn::generateHeader(const EntryAbi &abi,
     << "  return " << abi.entryName << "(";
   for (size_t i = 0; i < abi.arrays.size(); ++i)
     h << (i ? ", " : "") << "(" << (abi.arrays[i].isOutput ? "" : "const ")
-      << "float *)arrays[" << i << "]";
+      << cTypeName(abi.arrays[i].elementType) << " *)arrays[" << i << "]";
   for (size_t i = 0; i < abi.dynamicSizes.size(); ++i)
     h << ", sizes[" << i << "]";
   h << ");\n}\n\n"

@@ -90,3 +90,56 @@ func.func @linformer_gated(%q: !t, %e: !p, %f: !p, %g: !t) -> !t {
   %2 = attn.combine %0, %1 gate(%g) : !t
   return %2 : !t
 }
+
+// -----
+
+// C19: bf16 q, k, v are widened once, up front (arith.extf over the whole
+// tensor, exact), the term is the f32 lowering, and a bf16 result is the f32
+// result rounded once at the end (arith.truncf). q = k = v is widened once.
+// CHECK-LABEL: func.func @bf16_in_bf16_out(
+// CHECK-SAME:    %[[Q:.+]]: tensor<1x2x100x16xbf16>) -> tensor<1x2x100x16xbf16>
+// CHECK:         %[[WIDE:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x2x100x16xbf16>) outs(%{{.+}} : tensor<1x2x100x16xf32>)
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: bf16, %{{.+}}: f32):
+// CHECK-NEXT:      %[[E:.+]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT:      linalg.yield %[[E]] : f32
+// CHECK-NOT:     arith.extf
+// CHECK:         scf.forall
+// CHECK:           math.exp
+// CHECK:         %[[OUT:.+]] = tensor.extract_slice {{.*}} [1, 2, 100, 16]
+// CHECK:         linalg.generic {{.*}} ins(%[[OUT]] : tensor<1x2x100x16xf32>) outs(%{{.+}} : tensor<1x2x100x16xbf16>)
+// CHECK-NEXT:    ^bb0(%[[Y:.+]]: f32, %{{.+}}: bf16):
+// CHECK-NEXT:      %[[T:.+]] = arith.truncf %[[Y]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[T]] : bf16
+func.func @bf16_in_bf16_out(%q: tensor<1x2x100x16xbf16>) -> tensor<1x2x100x16xbf16> {
+  %0 = attn.term softmax (%q, %q, %q) : tensor<1x2x100x16xbf16>, tensor<1x2x100x16xbf16>, tensor<1x2x100x16xbf16> -> tensor<1x2x100x16xbf16>
+  return %0 : tensor<1x2x100x16xbf16>
+}
+
+// -----
+
+// C19 with f16 keys and values distinct from the queries: three widenings,
+// an f32 result (no rounding at the end).
+// CHECK-LABEL: func.func @f16_in_f32_out(
+// CHECK-COUNT-3: arith.extf %{{.+}} : f16 to f32
+// CHECK-NOT:     arith.truncf
+// CHECK:         return
+func.func @f16_in_f32_out(%q: tensor<1x2x100x16xf16>, %k: tensor<1x2x100x16xf16>, %v: tensor<1x2x100x16xf16>) -> tensor<1x2x100x16xf32> {
+  %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : tensor<1x2x100x16xf16>, tensor<1x2x100x16xf16>, tensor<1x2x100x16xf16> -> tensor<1x2x100x16xf32>
+  return %0 : tensor<1x2x100x16xf32>
+}
+
+// -----
+
+// combine C4: the f32 sum times the gate, rounded once to the result's type.
+// CHECK-LABEL: func.func @combine_to_f16(
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %[[G:.+]]: f32, %{{.+}}: f16):
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[P:.+]] = arith.mulf %[[S]], %[[G]] : f32
+// CHECK-NEXT:      %[[H:.+]] = arith.truncf %[[P]] : f32 to f16
+// CHECK-NEXT:      linalg.yield %[[H]] : f16
+!t = tensor<1x2x100x16xf32>
+func.func @combine_to_f16(%a: !t, %b: !t, %g: !t) -> tensor<1x2x100x16xf16> {
+  %0 = attn.combine %a, %b gate(%g) : !t -> tensor<1x2x100x16xf16>
+  return %0 : tensor<1x2x100x16xf16>
+}

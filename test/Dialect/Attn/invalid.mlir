@@ -621,7 +621,7 @@ func.func @f(%g: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
 
 // combine C1: at least one term (generic form: no operands at all)
 func.func @f() -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.combine' op expected 1 or more operands, but found 0}}
+  // expected-error@+1 {{'attn.combine' op needs at least one term}}
   %0 = "attn.combine"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -630,7 +630,7 @@ func.func @f() -> tensor<1x2x16x8xf32> {
 
 // combine C2: the terms have the same type
 func.func @f(%a: tensor<1x2x16x8xf32>, %b: tensor<1x2x16x4xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.combine' op requires the same type for all operands and results}}
+  // expected-error@+1 {{'attn.combine' op every term and the gate must have the type 'tensor<1x2x16x8xf32>' (the result's shape, f32), got 'tensor<1x2x16x4xf32>'}}
   %0 = "attn.combine"(%a, %b) <{operandSegmentSizes = array<i32: 2, 0>}> : (tensor<1x2x16x8xf32>, tensor<1x2x16x4xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -639,16 +639,16 @@ func.func @f(%a: tensor<1x2x16x8xf32>, %b: tensor<1x2x16x4xf32>) -> tensor<1x2x1
 
 // combine C2: the gate has the type of the terms
 func.func @f(%a: tensor<1x2x16x8xf32>, %g: tensor<2x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.combine' op requires the same type for all operands and results}}
+  // expected-error@+1 {{'attn.combine' op every term and the gate must have the type 'tensor<1x2x16x8xf32>' (the result's shape, f32), got 'tensor<2x2x16x8xf32>'}}
   %0 = "attn.combine"(%a, %g) <{operandSegmentSizes = array<i32: 1, 1>}> : (tensor<1x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
 // -----
 
-// combine C2: the result has the type of the terms
+// combine C2: the result has the shape of the terms
 func.func @f(%a: tensor<1x2x16x8xf32>) -> tensor<1x2x16x4xf32> {
-  // expected-error@+1 {{'attn.combine' op requires the same type for all operands and results}}
+  // expected-error@+1 {{'attn.combine' op every term and the gate must have the type 'tensor<1x2x16x4xf32>' (the result's shape, f32), got 'tensor<1x2x16x8xf32>'}}
   %0 = "attn.combine"(%a) <{operandSegmentSizes = array<i32: 1, 0>}> : (tensor<1x2x16x8xf32>) -> tensor<1x2x16x4xf32>
   return %0 : tensor<1x2x16x4xf32>
 }
@@ -664,9 +664,9 @@ func.func @f(%a: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
 
 // -----
 
-// Types: the query is an f32 tensor
+// Types C19: the query, key and value have one element type
 func.func @f(%q: tensor<1x2x16x8xf16>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op operand #0 must be 4D tensor of 32-bit float values, but got 'tensor<1x2x16x8xf16>'}}
+  // expected-error@+1 {{'attn.term' op query, key and value must have one element type, got 'f16', 'f32' and 'f32'}}
   %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf16>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -675,7 +675,7 @@ func.func @f(%q: tensor<1x2x16x8xf16>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // Types: the key is a 4-D tensor
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op operand #1 must be 4D tensor of 32-bit float values, but got 'tensor<2x16x8xf32>'}}
+  // expected-error@+1 {{'attn.term' op operand #1 must be 4D tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x16x8xf32>'}}
   %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
@@ -684,18 +684,45 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<1x2x16
 
 // Types: the value is a ranked tensor
 func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<*xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.term' op operand #2 must be 4D tensor of 32-bit float values, but got 'tensor<*xf32>'}}
+  // expected-error@+1 {{'attn.term' op operand #2 must be 4D tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<*xf32>'}}
   %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<*xf32> -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
 
 // -----
 
-// Types: the result is an f32 tensor
-func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf16> {
-  // expected-error@+1 {{'attn.term' op result #0 must be 4D tensor of 32-bit float values, but got 'tensor<1x2x16x8xf16>'}}
-  %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf16>
-  return %0 : tensor<1x2x16x8xf16>
+// Types C19: the result is f32, f16 or bf16
+func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf64> {
+  // expected-error@+1 {{'attn.term' op result #0 must be 4D tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x16x8xf64>'}}
+  %0 = attn.term softmax (%q, %k, %v) : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf64>
+  return %0 : tensor<1x2x16x8xf64>
+}
+
+// -----
+
+// Types C19: only q, k and v may be narrow (omega is f32)
+func.func @f(%q: tensor<1x2x16x8xbf16>, %k: tensor<1x2x16x8xbf16>, %v: tensor<1x2x16x8xbf16>, %w: tensor<4x8xbf16>) -> tensor<1x2x16x8xf32> {
+  // expected-error@+1 {{'attn.term' op operand #3 must be 2D tensor of 32-bit float values, but got 'tensor<4x8xbf16>'}}
+  %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<4x8xbf16>) : tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// combine C2: the terms are f32 even when the result is narrow
+func.func @f(%a: tensor<1x2x16x8xbf16>) -> tensor<1x2x16x8xbf16> {
+  // expected-error@+1 {{'attn.combine' op operand #0 must be variadic of 4D tensor of 32-bit float values, but got 'tensor<1x2x16x8xbf16>'}}
+  %0 = attn.combine %a : tensor<1x2x16x8xbf16>
+  return %0 : tensor<1x2x16x8xbf16>
+}
+
+// -----
+
+// combine C4: the result is f32, f16 or bf16
+func.func @f(%a: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf64> {
+  // expected-error@+1 {{'attn.combine' op result #0 must be 4D tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x16x8xf64>'}}
+  %0 = attn.combine %a : tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf64>
+  return %0 : tensor<1x2x16x8xf64>
 }
 
 // -----
@@ -829,7 +856,7 @@ func.func @f(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x
 
 // combine C2: a static and a dynamic size are different types
 func.func @f(%t: tensor<1x2x16x8xf32>, %g: tensor<1x2x?x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error@+1 {{'attn.combine' op every term and the gate must have the result type 'tensor<1x2x16x8xf32>', got 'tensor<1x2x?x8xf32>'}}
+  // expected-error@+1 {{'attn.combine' op every term and the gate must have the type 'tensor<1x2x16x8xf32>' (the result's shape, f32), got 'tensor<1x2x?x8xf32>'}}
   %0 = "attn.combine"(%t, %g) <{operandSegmentSizes = array<i32: 1, 1>}> : (tensor<1x2x16x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }

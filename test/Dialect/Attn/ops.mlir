@@ -516,3 +516,22 @@ func.func @log_sum_exp(%q: tensor<1x2x16x8xf32>) -> (tensor<1x2x16x8xf32>, tenso
   %0:2 = attn.term softmax (%q, %q, %q) mask causal lse : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
   return %0#0, %0#1 : tensor<1x2x16x8xf32>, tensor<1x2x16xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Element types (C19, combine C4): f16 / bf16 queries, keys and values,
+// f32 arithmetic, an f32 or narrow result
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @element_types(
+// CHECK:         %[[T0:.+]] = attn.term softmax (%{{.+}}, %{{.+}}, %{{.+}}) : tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x16x8xf32>{{$}}
+// CHECK:         %[[T1:.+]] = attn.term kernel elu1 (%{{.+}}, %{{.+}}, %{{.+}}) : tensor<1x2x16x8xf16>, tensor<1x2x16x8xf16>, tensor<1x2x16x8xf16> -> tensor<1x2x16x8xf16>{{$}}
+// CHECK:         attn.combine %[[T0]], %[[T0]] : tensor<1x2x16x8xf32> -> tensor<1x2x16x8xbf16>{{$}}
+// CHECK:         attn.combine %[[T0]] : tensor<1x2x16x8xf32>{{$}}
+func.func @element_types(%q: tensor<1x2x16x8xbf16>, %h: tensor<1x2x16x8xf16>)
+    -> (tensor<1x2x16x8xf16>, tensor<1x2x16x8xbf16>, !t) {
+  %0 = attn.term softmax (%q, %q, %q) : tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16> -> !t
+  %1 = attn.term kernel elu1 (%h, %h, %h) : tensor<1x2x16x8xf16>, tensor<1x2x16x8xf16>, tensor<1x2x16x8xf16> -> tensor<1x2x16x8xf16>
+  %2 = attn.combine %0, %0 : !t -> tensor<1x2x16x8xbf16>
+  %3 = attn.combine %0 : !t -> !t
+  return %1, %2, %3 : tensor<1x2x16x8xf16>, tensor<1x2x16x8xbf16>, !t
+}

@@ -14,11 +14,19 @@
  *   c-abi --errors     prints the status of calls with bad sizes and NULL
  *                      pointers, and checks that they leave out untouched.
  *
+ * With -DATTN_BF16 the spec's q, k, v and out are bf16 (docs/language.md
+ * §4.1): the arrays are passed as uint16_t bit patterns (the files hold
+ * exactly bf16 values, so a pattern is the upper half of the float's bits),
+ * the output is widened back, and the reference (rounded to bf16 too) is
+ * matched within one bf16 rounding, 2^-8 of max |ref|. --errors and the
+ * misaligned call are the f32 build's.
+ *
  * Exit status 0 when every comparison and check passes.
  */
 #include ATTN_HEADER
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +105,7 @@ static int readNpy(const char *dir, const char *name, Array *array) {
   return 1;
 }
 
+#ifndef ATTN_BF16
 /* A copy of `array` at an address that is 4 but not 8-byte aligned. */
 static float *misaligned(const float *data, size_t count, void **block) {
   char *base = malloc((count + 2) * sizeof(float) + 16);
@@ -122,6 +131,52 @@ static int compare(const char *what, const float *out, const Array *ref) {
   return ok;
 }
 
+#endif
+
+#ifdef ATTN_BF16
+/* The bf16 bit patterns of DATA, which must hold bf16 values exactly. */
+static uint16_t *toBf16(const Array *array) {
+  uint16_t *bits = malloc(array->count * sizeof(uint16_t));
+  for (size_t i = 0; i < array->count; ++i) {
+    uint32_t word;
+    memcpy(&word, &array->data[i], sizeof word);
+    if (word & 0xffffu) {
+      fprintf(stderr, "c-abi: element %zu is not a bf16 value\n", i);
+      exit(1);
+    }
+    bits[i] = (uint16_t)(word >> 16);
+  }
+  return bits;
+}
+
+static int runAndCompare(const char *dir, int64_t n, int64_t m) {
+  Array q, k, v, ref;
+  if (!readNpy(dir, "q", &q) || !readNpy(dir, "k", &k) ||
+      !readNpy(dir, "v", &v) || !readNpy(dir, "out", &ref))
+    return 1;
+  (void)n;
+  (void)m;
+  uint16_t *out = malloc(ref.count * sizeof(uint16_t));
+  for (size_t i = 0; i < ref.count; ++i)
+    out[i] = 0x7fc0; /* NaN until written */
+  int status = CALL(toBf16(&q), toBf16(&k), toBf16(&v), out, n, m);
+  printf("status %d\n", status);
+  double maxError = 0.0, maxRef = 0.0;
+  int finite = 1;
+  for (size_t i = 0; i < ref.count; ++i) {
+    uint32_t word = (uint32_t)out[i] << 16;
+    float value;
+    memcpy(&value, &word, sizeof value);
+    finite &= isfinite(value) != 0;
+    maxError = fmax(maxError, fabs((double)value - ref.data[i]));
+    maxRef = fmax(maxRef, fabs((double)ref.data[i]));
+  }
+  int ok = status == ATTN_OK && finite && maxError <= 0x1p-8 * maxRef;
+  printf("bf16: %zu values, max abs error %.2e (max |ref| %.2f): %s\n",
+         ref.count, maxError, maxRef, ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
+#else
 static int runAndCompare(const char *dir, int64_t n, int64_t m) {
   Array q, k, v, ref;
   if (!readNpy(dir, "q", &q) || !readNpy(dir, "k", &k) ||
@@ -147,12 +202,16 @@ static int runAndCompare(const char *dir, int64_t n, int64_t m) {
   ok = ok && status == ATTN_OK && compare("misaligned", out4, &ref);
   return ok ? 0 : 1;
 }
+#endif
 
 /* Room for every array of the specs c-abi.test uses, at N = M = SMALL or
  * with N = 50 fixed ([1, 8, 50, 64]). */
 #define SMALL 4
 #define CAPACITY (8 * 64 * 64)
 
+#ifdef ATTN_BF16
+static int errors(void) { return 2; }
+#else
 static int errors(void) {
   static float q[CAPACITY], k[CAPACITY], v[CAPACITY], out[CAPACITY];
   int ok = 1;
@@ -188,6 +247,7 @@ static int errors(void) {
   TRY("good call", CALL(q, k, v, out, SMALL, SMALL));
   return ok ? 0 : 1;
 }
+#endif
 
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--errors") == 0)

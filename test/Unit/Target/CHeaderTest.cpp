@@ -61,6 +61,26 @@ TEST(CHeader, DeclaresTheEntryWithEveryShape) {
             std::string::npos);
 }
 
+TEST(CHeader, NarrowArraysAreTheirBits) {
+  EntryAbi abi = smallAbi();
+  abi.arrays[0].elementType = ElementType::BF16;
+  abi.arrays[1].elementType = ElementType::F16;
+  std::string header = generateHeader(abi, HeaderTarget());
+  EXPECT_NE(header.find("int attn_tiny(const uint16_t *q, uint16_t *out, "
+                        "int64_t N, int64_t M);"),
+            std::string::npos);
+  EXPECT_NE(header.find(" *   q    [2, N, 4]  bf16\n"), std::string::npos);
+  EXPECT_NE(header.find(" *   out  [2, N, 4]  f16  (output)\n"),
+            std::string::npos);
+  EXPECT_NE(header.find("16-bit patterns of IEEE binary16"), std::string::npos);
+  EXPECT_NE(header.find("return attn_tiny((const uint16_t *)arrays[0], "
+                        "(uint16_t *)arrays[1], sizes[0], sizes[1]);"),
+            std::string::npos);
+  // The f32 header says nothing about narrow types.
+  EXPECT_EQ(generateHeader(smallAbi(), HeaderTarget()).find("binary16"),
+            std::string::npos);
+}
+
 TEST(CHeader, GpuObjectsTakeDevicePointers) {
   HeaderTarget target;
   target.gpu = true;

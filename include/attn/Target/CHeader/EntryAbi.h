@@ -11,6 +11,8 @@
 #ifndef ATTN_TARGET_CHEADER_ENTRYABI_H
 #define ATTN_TARGET_CHEADER_ENTRYABI_H
 
+#include "attn/Support/ElementType.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -32,6 +34,8 @@ struct AbiArray {
   std::string cName; ///< The parameter's name in the header.
   std::vector<Extent> shape;
   bool isOutput = false;
+  /// f32, or f16 / bf16 (passed as their 16-bit patterns).
+  ElementType elementType = ElementType::F32;
 };
 
 /// The C entry point `int attn_<name>(arrays..., out, dynamic sizes...)` of

@@ -516,6 +516,15 @@ LogicalResult TermOp::verify() {
   RankedTensorType valueType = getValue().getType();
   RankedTensorType resultType = getResult().getType();
 
+  // (C19) One element type for q, k and v (ODS allows f32, f16 and bf16
+  // for each of them and for the result).
+  if (keyType.getElementType() != queryType.getElementType() ||
+      valueType.getElementType() != queryType.getElementType())
+    return emitOpError("query, key and value must have one element type, "
+                       "got ")
+           << queryType.getElementType() << ", " << keyType.getElementType()
+           << " and " << valueType.getElementType();
+
   // (C1) Operand shapes: Q [B,H,N,D], K [B,H,M,D], V [B,H,M,E], with
   // positive sizes: an empty sequence or feature has no attention to compute.
   for (auto [name, type] :
@@ -947,16 +956,58 @@ std::optional<int64_t> TermOp::getStaticFeatureWidth() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CombineOp::verify() {
-  // (C1) At least one term; (C2) one type for all; (C3) a byte size that
-  // fits in int64.
+  // (C1) At least one term; (C2) one shape for all, f32 operands; (C3) a
+  // byte size that fits in int64; (C4) is the result's type constraint.
   if (getTerms().empty())
     return emitOpError("needs at least one term");
-  // SameOperandsAndResultType accepts a static and a dynamic size as
-  // compatible, but the custom form prints a single type: require equality.
+  auto resultType = cast<RankedTensorType>(getType());
+  Type operandType = resultType.clone(Float32Type::get(getContext()));
+  // Static and dynamic sizes would be compatible, but the custom form prints
+  // a single operand type: require equality.
   for (Value operand : getOperation()->getOperands())
-    if (operand.getType() != getType())
-      return emitOpError("every term and the gate must have the result "
-                         "type ")
-             << getType() << ", got " << operand.getType();
+    if (operand.getType() != operandType)
+      return emitOpError("every term and the gate must have the type ")
+             << operandType << " (the result's shape, f32), got "
+             << operand.getType();
   return verifyByteSize(getOperation(), "result", getType());
+}
+
+ParseResult CombineOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand> terms;
+  OpAsmParser::UnresolvedOperand gate;
+  bool hasGate = false;
+  if (parser.parseOperandList(terms))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("gate"))) {
+    hasGate = true;
+    if (parser.parseLParen() || parser.parseOperand(gate) ||
+        parser.parseRParen())
+      return failure();
+  }
+  Type operandType, resultType;
+  if (parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColonType(operandType))
+    return failure();
+  resultType = operandType;
+  if (succeeded(parser.parseOptionalArrow()) && parser.parseType(resultType))
+    return failure();
+  if (parser.resolveOperands(terms, operandType, result.operands) ||
+      (hasGate && parser.resolveOperand(gate, operandType, result.operands)))
+    return failure();
+  result.getOrAddProperties<Properties>().operandSegmentSizes = {
+      static_cast<int32_t>(terms.size()), hasGate ? 1 : 0};
+  result.addTypes(resultType);
+  return success();
+}
+
+void CombineOp::print(OpAsmPrinter &printer) {
+  printer << ' ' << getTerms();
+  if (Value gate = getGate())
+    printer << " gate(" << gate << ')';
+  printer.printOptionalAttrDict((*this)->getAttrs(),
+                                /*elidedAttrs=*/{"operandSegmentSizes"});
+  Type operandType = getTerms().front().getType();
+  printer << " : " << operandType;
+  if (getType() != operandType)
+    printer << " -> " << getType();
 }

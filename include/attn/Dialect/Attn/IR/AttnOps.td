@@ -9,6 +9,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Attn_Tensor4D : 4DTensorOf<[F32]>;
+// Queries, keys, values and outputs: f32, or f16 / bf16 widened exactly on
+// load, with f32 arithmetic (DESIGN §1.1).
+def Attn_ActivationTensor4D : 4DTensorOf<[F32, F16, BF16]>;
 def Attn_Tensor2D : 2DTensorOf<[F32]>;
 def Attn_Tensor3D : 3DTensorOf<[F32]>;
 def Attn_DecayTensor : TensorRankOf<[F32], [1, 3]>;
@@ -154,12 +157,17 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
       either is evaluated `qk_first` (its order is `auto` or `qk_first`).
     - (C18) `lse` needs a `softmax` term with the `rows` normaliser and
       ε = 0; it is [B, H, N].
+    - (C19) `query`, `key` and `value` have one element type: f32, f16 or
+      bf16. Every other operand and result is f32 except the result, which
+      may be f32, f16 or bf16. f16 and bf16 operands are widened exactly
+      and all arithmetic is f32; a narrow result is the f32 result rounded
+      to nearest even.
   }];
 
   let arguments = (ins
-    Attn_Tensor4D:$query,
-    Attn_Tensor4D:$key,
-    Attn_Tensor4D:$value,
+    Attn_ActivationTensor4D:$query,
+    Attn_ActivationTensor4D:$key,
+    Attn_ActivationTensor4D:$value,
     Optional<Attn_Tensor2D>:$omega,
     Optional<Attn_Tensor2D>:$key_projection,
     Optional<Attn_Tensor2D>:$value_projection,
@@ -184,7 +192,7 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
     OptionalAttr<F64Attr>:$softcap,
     UnitAttr:$alibi
   );
-  let results = (outs Attn_Tensor4D:$result,
+  let results = (outs Attn_ActivationTensor4D:$result,
                       Optional<Attn_Tensor4D>:$final_state,
                       Optional<Attn_Tensor3D>:$final_norm,
                       Optional<Attn_Tensor3D>:$lse);
@@ -231,8 +239,7 @@ def Attn_TermOp : Attn_Op<"term", [Pure, AttrSizedOperandSegments,
 // CombineOp
 //===----------------------------------------------------------------------===//
 
-def Attn_CombineOp : Attn_Op<"combine", [Pure, SameOperandsAndResultType,
-                                         AttrSizedOperandSegments]> {
+def Attn_CombineOp : Attn_Op<"combine", [Pure, AttrSizedOperandSegments]> {
   let summary = "sum of terms over a shared V, with an optional gate";
   let description = [{
     `O = G ⊙ Σ_t term_t`, elementwise over [B,H,N,E]; without a gate G = 1
@@ -241,20 +248,25 @@ def Attn_CombineOp : Attn_Op<"combine", [Pure, SameOperandsAndResultType,
 
     ```
     %o = attn.combine %local, %global gate(%g) : tensor<1x4x256x64xf32>
+    %h = attn.combine %local, %global
+           : tensor<1x4x256x64xf32> -> tensor<1x4x256x64xbf16>
     ```
 
     Constraints:
     - (C1) At least one term.
-    - (C2) Every term, the gate and the result have the same type (a static
-      and a dynamic size are not the same type here).
+    - (C2) Every term, the gate and the result have the same shape (a
+      static and a dynamic size are not the same shape here); the terms and
+      the gate are f32.
     - (C3) The static sizes of the result, times 4 bytes, fit in int64.
+    - (C4) The result is f32, f16 or bf16: the f32 sum (times the gate)
+      rounded to nearest even.
   }];
   let arguments = (ins Variadic<Attn_Tensor4D>:$terms,
                        Optional<Attn_Tensor4D>:$gate);
-  let results = (outs Attn_Tensor4D:$result);
-  let assemblyFormat = [{
-    $terms (`gate` `(` $gate^ `)`)? attr-dict `:` type($result)
-  }];
+  let results = (outs Attn_ActivationTensor4D:$result);
+  // `: T` when the result is f32 (T is then every operand's type), else
+  // `: T -> R` with T the f32 operand type and R the narrow result.
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 
