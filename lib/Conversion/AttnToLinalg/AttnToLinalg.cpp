@@ -256,8 +256,8 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
 
   if (op.isProjected()) {
     // Every query sees all of the projected keys.
-    k = projectSequence(b, op.getKeyProjection(), k);
-    v = projectSequence(b, op.getValueProjection(), v);
+    k = projectSequence(b, op.getKeyProjection(), widened(b, k));
+    v = projectSequence(b, op.getValueProjection(), widened(b, v));
     term.keys = b.dim(k, 2);
     term.mask = MaskKind::None;
   }
@@ -366,25 +366,11 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder ib(op.getLoc(), rewriter);
     LinalgBuilder b(ib);
-    // C19: f16 / bf16 queries, keys and values are widened exactly once, up
-    // front, and everything after is the f32 lowering; a narrow result is
-    // rounded at the end.
+    // C19: f16 / bf16 queries, keys and values stay narrow in TermOperands;
+    // the strategies widen them where they load them (rowTile, padRows, the
+    // feature maps), so that no widened copy of a whole input is made where
+    // a tile suffices. A narrow result is rounded at the end.
     Type f32 = ib.getF32Type();
-    if (op.getQuery().getType().getElementType() != f32) {
-      Value query = convertElements(b, op.getQuery(), f32);
-      Value key = op.getKey() == op.getQuery()
-                      ? query
-                      : convertElements(b, op.getKey(), f32);
-      Value value = op.getValue() == op.getQuery() ? query
-                    : op.getValue() == op.getKey()
-                        ? key
-                        : convertElements(b, op.getValue(), f32);
-      rewriter.modifyOpInPlace(op, [&] {
-        op.getQueryMutable().assign(query);
-        op.getKeyMutable().assign(key);
-        op.getValueMutable().assign(value);
-      });
-    }
     TermOperands term = buildTermOperands(b, op, staticTiles);
     term.resultType = term.resultType.clone(f32);
     const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);

@@ -53,7 +53,11 @@ mapRows(LinalgBuilder &b, Value x, Value init,
                    {kPar, kPar, kPar, kPar},
                    [&](OpBuilder &ob, Location loc, ValueRange args) {
                      Value pos = linalg::IndexOp::create(ob, loc, 2);
-                     return fn(ob, loc, args[0], pos);
+                     // An f16 / bf16 Q or K (C19) widens as it is mapped.
+                     Value e = args[0];
+                     if (!e.getType().isF32())
+                       e = arith::ExtFOp::create(ob, loc, ob.getF32Type(), e);
+                     return fn(ob, loc, e, pos);
                    });
 }
 
@@ -87,7 +91,7 @@ static Value pointwiseFeature(OpBuilder &ob, Location loc, FeatureMap fm,
 /// phi(x) for identity, relu and elu1.
 static Value pointwiseFeatures(LinalgBuilder &b, FeatureMap fm, Value x) {
   if (fm == FeatureMap::Identity)
-    return x;
+    return widened(b, x);
   return mapRows(b, x, emptyLike(b, x, b.dim(x, 3)),
                  [&](OpBuilder &ob, Location loc, Value e, Value) {
                    return pointwiseFeature(ob, loc, fm, e);
@@ -343,7 +347,13 @@ std::pair<Value, Value> to_linalg::buildFeatureRows(LinalgBuilder &b,
                 [&](OpBuilder &ob, Location loc, Value e, Value) {
                   return arith::MulFOp::create(ob, loc, e, s).getResult();
                 });
-    return {fq, k};
+    return {fq, widened(b, k)};
+  }
+  if (*op.getFeatureMap() == FeatureMap::FavorPlus ||
+      *op.getFeatureMap() == FeatureMap::Rfa) {
+    // Their features are products with omega over whole rows.
+    q = widened(b, q);
+    k = widened(b, k);
   }
   switch (*op.getFeatureMap()) {
   case FeatureMap::FavorPlus: {

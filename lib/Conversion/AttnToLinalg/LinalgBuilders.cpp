@@ -104,7 +104,7 @@ Value LinalgBuilder::tile2d(Value tensor, Value bi, Value hi, Value row0,
   auto type = RankedTensorType::get(
       {getConstantIntValue(rows).value_or(ShapedType::kDynamic),
        getConstantIntValue(cols).value_or(ShapedType::kDynamic)},
-      b.getF32Type());
+      getElementTypeOrSelf(tensor));
   SmallVector<OpFoldResult> offsets = {bi, hi, row0, b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                      ofr(rows), ofr(cols)};
@@ -117,7 +117,7 @@ Value LinalgBuilder::tile2d(Value tile, Value rows, Value cols) {
   auto type = RankedTensorType::get(
       {getConstantIntValue(rows).value_or(ShapedType::kDynamic),
        getConstantIntValue(cols).value_or(ShapedType::kDynamic)},
-      b.getF32Type());
+      getElementTypeOrSelf(tile));
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {ofr(rows), ofr(cols)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
@@ -185,6 +185,8 @@ Value LinalgBuilder::keyPanels(Value tensor, Value tiles, int64_t tile) {
 }
 
 Value LinalgBuilder::padRows(Value tensor, Value length) {
+  // An f16 / bf16 Q, K or V (C19) is padded as f32: this copy widens it.
+  tensor = to_linalg::widened(*this, tensor);
   Value rows = dim(tensor, 2);
   Value extra = sub(length, rows);
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -213,6 +215,12 @@ Value LinalgBuilder::generic(Value init, ValueRange inputs,
         linalg::YieldOp::create(ob, loc, body(ob, loc, args));
       });
   return op.getResult(0);
+}
+
+Value to_linalg::widened(LinalgBuilder &b, Value tensor) {
+  Type f32 = b.b.getF32Type();
+  return getElementTypeOrSelf(tensor) == f32 ? tensor
+                                             : convertElements(b, tensor, f32);
 }
 
 Value to_linalg::convertElements(LinalgBuilder &b, Value tensor,
@@ -290,7 +298,9 @@ Value LinalgBuilder::paddedTile(Value tensor, Value bi, Value hi, Value row0,
   SmallVector<OpFoldResult> low(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> high = {ofr(sub(index(rows), validRows)),
                                     b.getIndexAttr(0)};
-  return tensor::PadOp::create(b, type, real, low, high, f32(0.0),
+  Value zero = arith::ConstantOp::create(
+      b, b.getFloatAttr(realType.getElementType(), 0.0));
+  return tensor::PadOp::create(b, type, real, low, high, zero,
                                /*nofold=*/false);
 }
 
@@ -480,7 +490,8 @@ Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
                              inner.paddedTile(tensor, bi, hi, start, rows, cols,
                                               inner.sub(length, start)));
       });
-  return ifOp.getResult(0);
+  // C19: an f16 / bf16 tile is widened here, in cache, as it is loaded.
+  return widened(b, ifOp.getResult(0));
 }
 
 Value to_linalg::realRows(LinalgBuilder &b, Value row0, int64_t rows,

@@ -73,6 +73,8 @@ static Value stackedQueriesT(LinalgBuilder &b, const TermOperands &term,
               Value x = tensor::ExtractOp::create(
                   ob, loc, term.rawQ,
                   ValueRange{bi, head, rows.query(ob, loc, r), d});
+              if (!x.getType().isF32()) // an f16 / bf16 Q (C19)
+                x = arith::ExtFOp::create(ob, loc, ob.getF32Type(), x);
               scf::YieldOp::create(
                   ob, loc,
                   arith::MulFOp::create(ob, loc, x, scale).getResult());

@@ -484,6 +484,9 @@ Value forallRowTiles(
     function_ref<RowTile(ValueRange ivs, Value validRows)> body,
     function_ref<Value(ValueRange ivs)> rowOf, Value *perRowResult = nullptr);
 
+/// \p tensor as f32: itself, or an f16 / bf16 tensor (C19) widened.
+Value widened(LinalgBuilder &b, Value tensor);
+
 /// \p tensor with its elements converted to \p elementType (arith.extf
 /// to a wider float type, arith.truncf to a narrower one), elementwise.
 Value convertElements(LinalgBuilder &b, Value tensor, Type elementType);

@@ -212,3 +212,22 @@ func.func @favor_tiles(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
   %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<6x4xf32>) order kv_first : !t, !t, !t -> !t
   return %0 : !t
 }
+
+// C19 without static tiles: bf16 Q, K and V are never widened whole; each
+// 4-row tile is widened as it is loaded, inside the loops over the tiles
+// (the state pass reads K and V tiles, the query pass Q tiles).
+// TILES-LABEL: func.func @bf16_tiles(
+// TILES-NOT:     arith.extf
+// TILES:         scf.forall
+// TILES:           linalg.generic {{.*}} ins(%{{.+}} : tensor<4x4xbf16>) outs(%{{.+}} : tensor<4x4xf32>)
+// TILES-NEXT:      ^bb0(%[[X:.+]]: bf16, %{{.+}}: f32):
+// TILES-NEXT:        arith.extf %[[X]] : bf16 to f32
+// TILES:         scf.forall
+// TILES:           linalg.generic {{.*}} ins(%{{.+}} : tensor<4x4xbf16>) outs(%{{.+}} : tensor<4x4xf32>)
+// TILES-NEXT:      ^bb0(%[[Y:.+]]: bf16, %{{.+}}: f32):
+// TILES-NEXT:        arith.extf %[[Y]] : bf16 to f32
+// TILES:         return
+func.func @bf16_tiles(%q: tensor<1x2x?x4xbf16>, %k: tensor<1x2x?x4xbf16>, %v: tensor<1x2x?x4xbf16>) -> !t {
+  %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : tensor<1x2x?x4xbf16>, tensor<1x2x?x4xbf16>, tensor<1x2x?x4xbf16> -> !t
+  return %0 : !t
+}
