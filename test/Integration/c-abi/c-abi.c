@@ -105,6 +105,13 @@ static int readNpy(const char *dir, const char *name, Array *array) {
   return 1;
 }
 
+/* DIR/q.npy, k.npy, v.npy and the reference DIR/out.npy. */
+static int readArrays(const char *dir, Array *q, Array *k, Array *v,
+                      Array *ref) {
+  return readNpy(dir, "q", q) && readNpy(dir, "k", k) &&
+         readNpy(dir, "v", v) && readNpy(dir, "out", ref);
+}
+
 #ifndef ATTN_BF16
 /* A copy of `array` at an address that is 4 but not 8-byte aligned. */
 static float *misaligned(const float *data, size_t count, void **block) {
@@ -151,8 +158,7 @@ static uint16_t *toBf16(const Array *array) {
 
 static int runAndCompare(const char *dir, int64_t n, int64_t m) {
   Array q, k, v, ref;
-  if (!readNpy(dir, "q", &q) || !readNpy(dir, "k", &k) ||
-      !readNpy(dir, "v", &v) || !readNpy(dir, "out", &ref))
+  if (!readArrays(dir, &q, &k, &v, &ref))
     return 1;
   (void)n;
   (void)m;
@@ -179,8 +185,7 @@ static int runAndCompare(const char *dir, int64_t n, int64_t m) {
 #else
 static int runAndCompare(const char *dir, int64_t n, int64_t m) {
   Array q, k, v, ref;
-  if (!readNpy(dir, "q", &q) || !readNpy(dir, "k", &k) ||
-      !readNpy(dir, "v", &v) || !readNpy(dir, "out", &ref))
+  if (!readArrays(dir, &q, &k, &v, &ref))
     return 1;
   (void)n;
   (void)m;
