@@ -19,6 +19,7 @@
 
 #include "attn/Support/Npy.h"
 #include "attn/Support/AtomicFile.h"
+#include "attn/Support/ElementType.h"
 
 #include <atomic>
 #include <cassert>
@@ -389,10 +390,11 @@ static std::string checkDescr(const std::string &descr, size_t &elementSize,
     order = kind[0];
     kind.erase(0, 1);
   }
-  if (kind != "f4" && kind != "f8" && kind != "i4" && kind != "i8")
+  if (kind != "f2" && kind != "f4" && kind != "f8" && kind != "i4" &&
+      kind != "i8")
     return "unsupported dtype " + shown +
-           ": only float32, float64, int32 and int64 are accepted";
-  elementSize = kind == "f4" || kind == "i4" ? 4 : 8;
+           ": only float16, float32, float64, int32 and int64 are accepted";
+  elementSize = kind == "f2" ? 2 : kind == "f4" || kind == "i4" ? 4 : 8;
   integral = kind[0] == 'i';
   if (order == '>')
     return "unsupported dtype " + shown +
@@ -486,6 +488,9 @@ std::string npy::parse(const std::string &bytes, Array &out) {
       int64_t whole;
       std::memcpy(&whole, &bits, sizeof(whole));
       value = static_cast<float>(whole);
+    } else if (elementSize == 2) {
+      // Exact: every float16 is a float32.
+      value = halfBitsToFloat(static_cast<uint16_t>(bits));
     } else if (elementSize == 4) {
       uint32_t narrowBits = static_cast<uint32_t>(bits);
       std::memcpy(&value, &narrowBits, sizeof(value));

@@ -6,7 +6,8 @@
 // file builds with -fno-exceptions and without LLVM.
 //
 // Reading accepts exactly what a float tensor written by numpy looks like:
-// little-endian float32 or float64 (float64 is rounded to float32), C order,
+// little-endian float16, float32 or float64 (float16 is widened exactly,
+// float64 rounded to float32), C order,
 // any rank including 0-d. Everything else (other dtypes, big-endian data,
 // Fortran order, a malformed header, a size mismatch) is an error with a
 // one-line message, never a crash: the header parser is written to survive
@@ -41,9 +42,11 @@ struct Array {
 
 /// Parses the bytes of a .npy file into `out`.
 ///
-/// Accepts format versions 1.0, 2.0 and 3.0 and the dtypes '<f4', '<f8',
-/// '<i4' and '<i8' ('=f4' and the bare 'f4' mean native order and are
-/// accepted only on a little-endian host); float64 and integer values are
+/// Accepts format versions 1.0, 2.0 and 3.0 and the dtypes '<f2', '<f4',
+/// '<f8', '<i4' and '<i8' ('=f4' and the bare 'f4' mean native order and are
+/// accepted only on a little-endian host); float16 values are widened
+/// exactly (the f16 inputs of a spec, docs/language.md §4.1), float64 and
+/// integer values are
 /// rounded to the nearest float32 (out-of-range values become ±inf, as
 /// numpy's astype does) and integers are marked (Array::integerDtype).
 /// Rejects any other dtype, big-endian or byte-order-free ('|') floats,
@@ -52,8 +55,8 @@ struct Array {
 /// int64 or size_t, and data shorter or longer than the header declares.
 ///
 /// Returns "" on success, or a one-line message such as
-/// "unsupported dtype '<f2': only float32, float64, int32 and int64 are
-/// accepted". On
+/// "unsupported dtype '<c8': only float16, float32, float64, int32 and int64
+/// are accepted". On
 /// failure `out` is left unchanged.
 std::string parse(const std::string &bytes, Array &out);
 
