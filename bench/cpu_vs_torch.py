@@ -157,7 +157,7 @@ def ensure_venv(venv):
 # --------------------------------------------------------------------------
 
 
-def spec_text(variant, d):
+def spec_text(variant, d, dtype="f32"):
     body = {
         "softmax": "score = softmax",
         "softmax_causal": "score = softmax\n    mask = causal",
@@ -167,11 +167,33 @@ def spec_text(variant, d):
     }[variant]
     omega = "  dim m = %d\n" % FAVOR_FEATURES if variant == "favor+" else ""
     extra = "  input omega: [m, %d]\n" % d if variant == "favor+" else ""
+    # --dtype bf16 / f16: q, k, v and the output of that type (f32 math).
+    elem = "" if dtype == "f32" else dtype
+    output = "" if dtype == "f32" else "  output %s\n" % dtype
     return (
         "attention bench {\n  dim N\n%s"
-        "  input q: [1, 8, N, {d}]\n  input k: [1, 8, N, {d}]\n  input v: [1, 8, N, {d}]\n"
-        "%s  term {\n    %s\n  }\n}\n"
-    ).replace("{d}", str(d)) % (omega, extra, body)
+        "  input q: {t}[1, 8, N, {d}]\n  input k: {t}[1, 8, N, {d}]\n"
+        "  input v: {t}[1, 8, N, {d}]\n"
+        "%s%s  term {\n    %s\n  }\n}\n"
+    ).replace("{d}", str(d)).replace("{t}", elem) % (omega, extra, output, body)
+
+
+def to_dtype(np, x, dtype):
+    """The float32 array X as attn takes DTYPE: float32, float16, or the
+    bfloat16 bit patterns (round to nearest even) as uint16."""
+    if dtype == "f16":
+        return x.astype(np.float16)
+    if dtype == "bf16":
+        b = x.view(np.uint32)
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    return x
+
+
+def widen(np, x, dtype):
+    """An array attn returned for DTYPE, as float32."""
+    if dtype == "bf16":
+        return (np.asarray(x).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return np.asarray(x, dtype=np.float32)
 
 
 def flops(variant, n, d):
@@ -215,7 +237,7 @@ def torch_peers(torch, variant, no_flex):
 
     def favor(x, omega, d):
         xs = x * d ** -0.25
-        proj = xs @ omega.T
+        proj = xs @ omega.T.to(xs.dtype)
         return torch.exp(proj - (xs * xs).sum(-1, keepdim=True) / 2) / math.sqrt(omega.shape[0])
 
     peers = {}
@@ -278,8 +300,11 @@ def worker(args):
     if not cpus:
         cpus = ["x86-64-v3"] + (["x86-64-v4"] if has512 else [])
     isa = "AVX-512" if has512 else ("AVX2+FMA" if "avx2" in flags and "fma" in flags else "SSE/AVX")
-    print("# attnc (compiled, CPU) vs PyTorch %s, B=%d H=%d, f32; %s UTC"
-          % (torch.__version__, BATCH, HEADS, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())))
+    print("# attnc (compiled, CPU) vs PyTorch %s, B=%d H=%d, %s; %s UTC"
+          % (torch.__version__, BATCH, HEADS,
+             "f32" if args.dtype == "f32" else
+             "%s q, k, v and output on both sides (attnc: f32 math)" % args.dtype,
+             time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())))
     print("# cpu: %s, %d cores, ISA %s; torch CPU capability %s"
           % (cpu_model(), os.cpu_count(), isa, torch.backends.cpu.get_cpu_capability()))
     peaks = {}
@@ -287,8 +312,9 @@ def worker(args):
         peaks[width] = probe_fma_peak(width)
         print("# FMA peak (probe, %d-bit, one core): %s GFLOP/s"
               % (width, "%.1f" % peaks[width] if peaks[width] else "unknown"))
-    print("# best of %d alternating rounds (attnc, peer); agree: max|attnc-peer|/max|peer| < 1e-3; ratio = attnc time / peer time"
-          % args.repeat)
+    agree = 1e-3 if args.dtype == "f32" else 3e-2
+    print("# best of %d alternating rounds (attnc, peer); agree: max|attnc-peer|/max|peer| < %g; ratio = attnc time / peer time"
+          % (args.repeat, agree))
     print("# OMP_WAIT_POLICY=%s KMP_BLOCKTIME=%s (both OpenMP runtimes release the cores after a region)"
           % (os.environ.get("OMP_WAIT_POLICY"), os.environ.get("KMP_BLOCKTIME")))
     print("# load average at start: %.2f" % os.getloadavg()[0])
@@ -309,8 +335,9 @@ def worker(args):
         for variant in args.variants.split(","):
             for d in [int(x) for x in args.d.split(",")]:
                 thread_counts = [int(x) for x in args.threads.split(",")]
-                kernels = {t: attn.compile(spec_text(variant, d), cpu=cpu, threads=t,
-                                           cache_dir=False) for t in thread_counts}
+                kernels = {t: attn.compile(spec_text(variant, d, args.dtype), cpu=cpu,
+                                           threads=t, cache_dir=False)
+                           for t in thread_counts}
                 peers = torch_peers(torch, variant, args.no_flex)
                 for n in ns:
                     shape = (BATCH, HEADS, n, d)
@@ -320,25 +347,32 @@ def worker(args):
                     omega = rng.standard_normal((FAVOR_FEATURES, d), dtype=np.float32)
                     named = {"omega": omega} if variant == "favor+" else {}
                     tq, tk, tv, tom = (torch.from_numpy(x) for x in (q, k, v, omega))
+                    if args.dtype != "f32":
+                        # Both sides get the same rounded values; torch
+                        # computes in the narrow type, attnc in f32.
+                        narrow = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+                        tq, tk, tv = (t.to(narrow) for t in (tq, tk, tv))
+                        q, k, v = (to_dtype(np, x, args.dtype) for x in (q, k, v))
                     for threads in thread_counts:
                         torch.set_num_threads(threads)
-                        out = np.empty((BATCH, HEADS, n, d), dtype=np.float32)
                         kernel = kernels[threads]
+                        out = kernel(q, k, v, **named)
                         run_attn = lambda: kernel(q, k, v, out=out, **named)
                         for name, fn in peers.items():
                             with torch.no_grad():
-                                result = fn(tq, tk, tv, tom).numpy()
+                                result = fn(tq, tk, tv, tom).float().numpy()
                                 run_peer = lambda: fn(tq, tk, tv, tom)
                                 t_attn, t_peer = best_times([run_attn, run_peer], args.repeat)
                             gf = flops(variant, n, d) / t_attn / 1e9
                             pct = (100.0 * gf / (peaks[width] * threads) if peaks.get(width)
                                    else float("nan"))
-                            err = np.abs(out - result).max() / max(np.abs(result).max(), 1e-30)
+                            got = widen(np, out, args.dtype)
+                            err = np.abs(got - result).max() / max(np.abs(result).max(), 1e-30)
                             ratio = t_attn / t_peer
                             ratios.setdefault((cpu, variant, name, threads), []).append((n, ratio))
                             print("| %s | %s | %d | %d | %d | %s | %.3f | %.3f | %.2f | %.1f | %.0f | %s |"
                                   % (cpu, variant, d, n, threads, name, t_attn * 1e3, t_peer * 1e3,
-                                     ratio, gf, pct, "yes" if err < 1e-3 else "NO (%.1e)" % err),
+                                     ratio, gf, pct, "yes" if err < agree else "NO (%.1e)" % err),
                                   flush=True)
                 for kernel in kernels.values():
                     kernel.close()
@@ -363,6 +397,8 @@ def main():
     parser.add_argument("--cpu", default="", help="attnc CPU targets (default: x86-64-v3, and x86-64-v4 on AVX-512 hosts)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-flex", action="store_true", help="skip torch.compile(flex_attention)")
+    parser.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",
+                        help="element type of q, k, v and the output on both sides")
     parser.add_argument(WORKER_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inside_venv:
