@@ -16,6 +16,12 @@ probed FMA peak:
   elu1_causal              peer: eager chunked form, c = 64 (state carried across chunks)
   favor+                   peer: eager PyTorch FAVOR+ with the same omega (kv-first)
 
+--dtype bf16 (or f16) declares q, k, v and the output of that type in the
+spec (docs/language.md §4.1: attnc widens on load and computes in f32) and
+gives PyTorch the same rounded values as bfloat16 / float16 tensors, so its
+peers compute in the narrow type (what a PyTorch user with a bf16 model
+gets); agreement is then 3e-2 of max|peer|.
+
 FLOPs (both sides, whatever order attnc runs):
   softmax  4*B*H*N*N*D (half when causal); elu1 4*B*H*N*D*D;
   favor+   4*B*H*N*m*D (features of q and k) + 4*B*H*N*m*D (state products).
