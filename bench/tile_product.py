@@ -80,6 +80,8 @@ def run(cmd, **kw):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tile-options", default="",
+                        help="attn-tile-and-vectorize options to try, e.g. 'rows=8 cols=32 reduction-tile=4'")
     parser.add_argument("--cpu", default="", help="CPUs (default: x86-64-v3, and x86-64-v4 on AVX-512 hosts)")
     parser.add_argument("--size", type=int, default=64, help="tile size n of the n x n x n product")
     args = parser.parse_args()
@@ -108,7 +110,11 @@ def main():
                 mlir = os.path.join(tmp, "p.mlir")
                 with open(mlir, "w") as f:
                     f.write(PRODUCT.format(a=amap, n=args.size))
-                llvm_dialect = run([attn_opt, mlir, "--pass-pipeline=builtin.module(attn-lower-to-llvm{parallel=false vectorize cpu=%s})" % cpu])
+                # --tile-options tiles and vectorizes first; the pipeline's own pass
+                # then finds nothing left to tile.
+                first = ("func.func(attn-tile-and-vectorize{cpu=%s %s})," % (cpu, args.tile_options)
+                         if args.tile_options else "")
+                llvm_dialect = run([attn_opt, mlir, "--pass-pipeline=builtin.module(%sattn-lower-to-llvm{parallel=false vectorize cpu=%s})" % (first, cpu)])
                 ll = os.path.join(tmp, "p.ll")
                 run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir", "-o", ll], input=llvm_dialect)
                 obj, exe = os.path.join(tmp, "p.o"), os.path.join(tmp, "h")

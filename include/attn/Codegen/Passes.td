@@ -213,10 +213,12 @@ def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp
     static loop ranges (two parallel loops and one reduction: the per-tile
     products) are tiled to `rows`×`cols` register tiles, and a reduction
     longer than `reduction-tile` into a rolled loop of steps (the largest
-    power of two up to it that divides the reduction); each tile or step is
+    power of two up to it that divides the reduction; by default as many as
+    the registers the accumulators leave hold the right operands of, at
+    most 4: CpuTarget::reductionSteps); each tile or step is
     vectorized to one vector.contract, which lowers to outer-product FMAs
     held in registers. Code size and compile time then do not grow with the
-    tile (a key tile of 1000 is 125 steps of 8, not 1000 unrolled outer
+    tile (a key tile of 1000 is 250 steps of 4, not 1000 unrolled outer
     products).
 
     The register tile comes from the CPU description of `cpu` and
@@ -246,9 +248,9 @@ def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp
            "Rows of a contraction's register tile (0: from the CPU)">,
     Option<"cols", "cols", "int64_t", /*default=*/"0",
            "Columns of a contraction's register tile (0: from the CPU)">,
-    Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"16",
+    Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"-1",
            "Reductions longer than this are split into steps of at most this "
-           "many (0: never); 16 compiles 4x less code than 64, as fast">,
+           "many (-1: from the CPU, 0: never)">,
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect"];

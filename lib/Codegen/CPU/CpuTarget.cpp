@@ -41,6 +41,16 @@ RegisterTile CpuTarget::registerTile() const {
   return best;
 }
 
+int64_t CpuTarget::reductionSteps(const RegisterTile &tile) const {
+  int64_t colVectors = std::max<int64_t>(1, tile.cols / lanes());
+  int64_t accumulators = tile.rows * colVectors;
+  int64_t steps = 4;
+  while (steps > 1 &&
+         accumulators + colVectors * steps > int64_t(vectorRegisters))
+    steps /= 2;
+  return steps;
+}
+
 /// Size in bytes of the host's data cache at \p level, or std::nullopt.
 static std::optional<int64_t> hostCacheBytes(unsigned level) {
   for (unsigned index = 0; index < 8; ++index) {

@@ -118,6 +118,9 @@ struct TileAndVectorizePass
     attn::RegisterTile tile = target->registerTile();
     int64_t tileRows = rows > 0 ? int64_t(rows) : tile.rows;
     int64_t tileCols = cols > 0 ? int64_t(cols) : tile.cols;
+    int64_t steps = reductionTile >= 0
+                        ? int64_t(reductionTile)
+                        : target->reductionSteps({tileRows, tileCols});
 
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> candidates;
@@ -145,9 +148,8 @@ struct TileAndVectorizePass
       if (product != TileProduct::None) {
         sizes = {dividingTile(ranges[0], tileRows),
                  dividingTile(ranges[1], tileCols),
-                 reductionTile > 0 && ranges[2] > reductionTile
-                     ? dividingTile(ranges[2], reductionTile)
-                     : 0};
+                 steps > 0 && ranges[2] > steps ? dividingTile(ranges[2], steps)
+                                                : 0};
       } else if (isColumnSum(op)) {
         // Columns of one register width at a time, all rows: the sums stay
         // in registers.

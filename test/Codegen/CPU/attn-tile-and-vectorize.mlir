@@ -3,6 +3,7 @@
 // RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v4 cpu-features=-avx512f" | FileCheck %s --check-prefix=AVX2
 // RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 rows=2 cols=8" | FileCheck %s --check-prefix=ROWS2
 // RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 reduction-tile=0" | FileCheck %s --check-prefix=WHOLE
+// RUN: attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 reduction-tile=16" | FileCheck %s --check-prefix=STEPS16
 // RUN: attn-opt %s --pass-pipeline="builtin.module(func.func(attn-tile-and-vectorize{cpu=x86-64-v3},canonicalize,loop-invariant-subset-hoisting))" | FileCheck %s --check-prefix=HOIST
 // RUN: not attn-opt %s --attn-tile-and-vectorize=cpu=pentium-9 2>&1 | FileCheck %s --check-prefix=BADCPU
 // RUN: not attn-opt %s --attn-tile-and-vectorize="cpu=x86-64-v3 cpu-features=+warp-drive" 2>&1 | FileCheck %s --check-prefix=BADFEATURE
@@ -15,21 +16,26 @@
 // C[i, j] += A[i, k] B[k, j] becomes register tiles that fit the CPU's
 // vector registers: AVX2 (16 registers of 8 floats) 4x16 = 8 accumulators
 // + 2 B vectors + 1 broadcast; AVX-512 (32 of 16) 8x32 = 16 + 2 + 1.
-// The reduction of 64 is a rolled loop of 4 steps of 16 (reduction-tile),
-// one vector.contract each: a fourth of the code of one 64-step contract
-// (LLVM's instruction selection of the unrolled steps was most of the compile
-// time), as fast, and the accumulators stay in registers across the steps.
-// WHOLE (reduction-tile=0) keeps one contract of 64.
+// The reduction of 64 is a rolled loop of 16 steps of 4 (as many as the
+// registers the accumulators leave hold B vectors of: AVX2 8 + 2x4 = 16,
+// AVX-512 16 + 2x4 = 24 of 32), one vector.contract each: a small fraction
+// of the code of one 64-step contract (LLVM's instruction selection of the
+// unrolled steps was most of the compile time), no loads hoisted into
+// spills, and the accumulators stay in registers across the steps.
+// WHOLE (reduction-tile=0) keeps one contract of 64; STEPS16 sets 16.
 // AVX2-LABEL: func.func @tile_product(
 // AVX2:         scf.for
 // AVX2:           scf.for
-// AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c16
-// AVX2:               vector.contract {{.*}} : vector<4x16xf32>, vector<16x16xf32> into vector<4x16xf32>
+// AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c4
+// AVX2:               vector.contract {{.*}} : vector<4x4xf32>, vector<4x16xf32> into vector<4x16xf32>
 // AVX2-NOT:     linalg.generic
 // AVX512-LABEL: func.func @tile_product(
-// AVX512:               vector.contract {{.*}} : vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// AVX512:               vector.contract {{.*}} : vector<8x4xf32>, vector<4x32xf32> into vector<8x32xf32>
 // ROWS2-LABEL: func.func @tile_product(
-// ROWS2:               vector.contract {{.*}} : vector<2x16xf32>, vector<16x8xf32> into vector<2x8xf32>
+// ROWS2:               vector.contract {{.*}} : vector<2x4xf32>, vector<4x8xf32> into vector<2x8xf32>
+// STEPS16-LABEL: func.func @tile_product(
+// STEPS16:             scf.for %{{.*}} = %c0 to %c64 step %c16
+// STEPS16:               vector.contract {{.*}} : vector<4x16xf32>, vector<16x16xf32> into vector<4x16xf32>
 // WHOLE-LABEL: func.func @tile_product(
 // WHOLE:             vector.contract {{.*}} : vector<4x64xf32>, vector<64x16xf32> into vector<4x16xf32>
 // BADCPU: error: attn-tile-and-vectorize: unknown CPU 'pentium-9'
@@ -45,20 +51,20 @@ func.func @tile_product(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor
   return %0 : tensor<64x64xf32>
 }
 
-// A reduction of 1000 (a key tile of 1000) is a rolled loop of 125 steps
-// of 8: code size does not grow with the tile. After
+// A reduction of 1000 (a key tile of 1000) is a rolled loop of 250 steps
+// of 4: code size does not grow with the tile. After
 // loop-invariant-subset-hoisting (as attn-lower-to-llvm runs it) the
 // accumulator tile is carried in registers across the steps.
 // reduction-tile=0 keeps it whole.
 // AVX2-LABEL: func.func @long_reduction(
 // AVX2:         scf.for
 // AVX2:           scf.for
-// AVX2:             scf.for %{{.*}} = %c0 to %c1000 step %c8
-// AVX2:               vector.contract {{.*}} : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
+// AVX2:             scf.for %{{.*}} = %c0 to %c1000 step %c4
+// AVX2:               vector.contract {{.*}} : vector<4x4xf32>, vector<4x16xf32> into vector<4x16xf32>
 // HOIST-LABEL: func.func @long_reduction(
 // HOIST:             %[[ACC:.*]] = vector.transfer_read
-// HOIST:             scf.for %{{.*}} = %c0 to %c1000 step %c8 iter_args({{.*}}%{{.*}} = %[[ACC]]) -> ({{.*}}vector<4x16xf32>)
-// HOIST:               vector.contract {{.*}} : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
+// HOIST:             scf.for %{{.*}} = %c0 to %c1000 step %c4 iter_args({{.*}}%{{.*}} = %[[ACC]]) -> ({{.*}}vector<4x16xf32>)
+// HOIST:               vector.contract {{.*}} : vector<4x4xf32>, vector<4x16xf32> into vector<4x16xf32>
 // WHOLE-LABEL: func.func @long_reduction(
 // WHOLE:             vector.contract {{.*}} : vector<4x1000xf32>, vector<1000x16xf32> into vector<4x16xf32>
 func.func @long_reduction(%a: tensor<64x1000xf32>, %b: tensor<1000x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -125,12 +131,12 @@ func.func @exp_tile(%d: tensor<64x64xf32>, %m: tensor<64xf32>) -> tensor<64x64xf
 // AVX2-LABEL: func.func @tile_product_transposed_a(
 // AVX2:         scf.for
 // AVX2:           scf.for
-// AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c16
-// AVX2:               vector.transfer_read {{.*}} : tensor<16x4xf32>, vector<16x4xf32>
-// AVX2:               vector.contract {{.*}} : vector<16x4xf32>, vector<16x16xf32> into vector<4x16xf32>
+// AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c4
+// AVX2:               vector.transfer_read {{.*}} : tensor<4x4xf32>, vector<4x4xf32>
+// AVX2:               vector.contract {{.*}} : vector<4x4xf32>, vector<4x16xf32> into vector<4x16xf32>
 // AVX2-NOT:     vector.multi_reduction
 // AVX512-LABEL: func.func @tile_product_transposed_a(
-// AVX512:               vector.contract {{.*}} : vector<16x8xf32>, vector<16x32xf32> into vector<8x32xf32>
+// AVX512:               vector.contract {{.*}} : vector<4x8xf32>, vector<4x32xf32> into vector<8x32xf32>
 func.func @tile_product_transposed_a(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %0 = linalg.generic {indexing_maps = [#at, #bt, #ct], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
