@@ -37,7 +37,7 @@
 // LINALG-NOT:     attn.term
 // LINALG-NOT:     tensor<1x8x4096x4096xf32>
 // LINALG:         scf.forall ({{.*}}) in (1, 8, %{{.*}}) shared_outs(
-// LINALG:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// LINALG:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>)
 // LINALG:             linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins({{.*}} : tensor<64x64xf32>, tensor<64x64xf32>) outs({{.*}} : tensor<64x64xf32>)
 // LINALG:             math.exp
 // LINALG:             scf.yield {{.*}} : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
@@ -84,7 +84,7 @@ func.func @causal_kernel(%q: !s, %k: !s, %v: !s) -> !s {
 // LINALG-NOT:     attn.term
 // LINALG:         tensor.dim %{{.*}}, %{{.*}} : tensor<1x8x?x64xf32>
 // LINALG:         scf.forall ({{.*}}) in (1, 8, %{{.*}}) shared_outs(
-// LINALG:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// LINALG:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>)
 // LINALG-NOT:     tensor<1x8x?x?xf32>
 // LINALG:         return
 func.func @causal_softmax_dynamic(%q: !d, %k: !d, %v: !d) -> !d {
@@ -111,7 +111,7 @@ func.func @causal_softmax_dynamic(%q: !d, %k: !d, %v: !d) -> !d {
 // LINALG:           scf.forall ({{.*}}) in (1, 8, %{{.*}}) shared_outs(
 // LINALG:         } else {
 // LINALG:           scf.forall ({{.*}}) in (1, 8, %{{.*}}) shared_outs(
-// LINALG:             scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// LINALG:             scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64xf32>)
 // LINALG:         }
 // LINALG:         return
 func.func @crossover(%q: !d, %k: !d, %v: !d) -> !d {

@@ -224,9 +224,9 @@ void flushSubnormalExp(OpBuilder &builder, math::ExpOp op) {
   builder.setInsertionPointAfter(op);
   Value threshold = f32Constant(builder, loc, type, -87.33654f);
   // OLT: NaN stays NaN. A NaN score (a NaN in K) must make its row NaN, as
-  // in the reference; the one NaN the lowering makes on purpose, -inf -
-  // (-inf) for a row with no visible key yet, is selected away where it
-  // arises (onlineSoftmaxStep, the split-key merge).
+  // in the reference; the lowering never forms -inf - (-inf) for a row
+  // with no visible key yet (onlineSoftmaxStep shifts such a row by 0, the
+  // split-key merge selects it away).
   Value tiny = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
                                      op.getOperand(), threshold);
   Value zero = f32Constant(builder, loc, type, 0.0f);

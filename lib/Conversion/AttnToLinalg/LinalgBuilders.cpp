@@ -94,6 +94,11 @@ Value LinalgBuilder::filled(ArrayRef<Value> sizes, double value) {
       .getResult(0);
 }
 
+Value LinalgBuilder::refilled(Value tensor, double value) {
+  return linalg::FillOp::create(b, ValueRange{f32(value)}, ValueRange{tensor})
+      .getResult(0);
+}
+
 Value LinalgBuilder::tile2d(Value tensor, Value bi, Value hi, Value row0,
                             int64_t rows, Value cols) {
   return tile2d(tensor, bi, hi, row0, index(rows), cols);

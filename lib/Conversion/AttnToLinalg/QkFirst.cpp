@@ -8,7 +8,7 @@
 //   S      = Q_t K_t^T                       (queryTile x keyTile scores)
 //   W      = mask(S)   (-inf for softmax, 0 otherwise, also for padded keys)
 //   newMax = max(m, rowMax(W))
-//   P      = exp(W - newMax),  c = exp(m - newMax)
+//   P      = exp(W - newMax),  c = exp(m - newMax)   (0 while newMax = -inf)
 //   z      = c z + rowSum(P),  acc = c acc + P V_t
 //
 // (On a tile the mask cuts whose V_t holds a NaN or infinity, P V_t drops
@@ -212,7 +212,11 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                                   Value full, TileVisibility visible,
                                   bool testFinite) {
   ImplicitLocOpBuilder &ib = inner.b;
-  Value tileMax = inner.rowReduce(weights, inner.filled({tt}, -INFINITY), true);
+  const bool scratch = iter.size() == 5;
+  Value tileMax = inner.rowReduce(weights,
+                                  scratch ? inner.refilled(iter[4], -INFINITY)
+                                          : inner.filled({tt}, -INFINITY),
+                                  true);
   // c = exp(oldMax - max(oldMax, tileMax)), 0 while oldMax = -inf
   Value correction = inner.generic(
       inner.empty({tt}), {iter[0], tileMax},
@@ -232,16 +236,24 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
       [](OpBuilder &gb, Location gl, ValueRange args) {
         return arith::MaximumFOp::create(gb, gl, args[0], args[1]).getResult();
       });
-  // P = exp(W - newMax), 0 where newMax = -inf
-  Value probs = inner.generic(
-      weights, {newMax}, {inner.map(2, {0}), inner.map(2, {0, 1})},
-      {kPar, kPar}, [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+  // P = exp(W - shift), shift = newMax, or 0 where newMax = -inf: such a row
+  // has only -inf weights (newMax bounds every non-NaN weight of its row),
+  // whose exp is 0, and a NaN weight stays NaN, as in the reference. The
+  // test is per row, not per weight (per weight it was a compare, a select
+  // and the row mask's shuffles for every vector of the tile).
+  Value shift = inner.generic(
+      inner.empty({tt}), {newMax}, {inner.map(1, {0}), inner.map(1, {0})},
+      {kPar}, [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
         Value noneYet = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OEQ,
                                               args[0], negInf);
-        Value shifted = arith::SubFOp::create(gb, gl, args[1], args[0]);
-        Value e = math::ExpOp::create(gb, gl, shifted);
         Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
-        return arith::SelectOp::create(gb, gl, noneYet, zero, e);
+        return arith::SelectOp::create(gb, gl, noneYet, zero, args[0]);
+      });
+  Value probs = inner.generic(
+      weights, {shift}, {inner.map(2, {0}), inner.map(2, {0, 1})}, {kPar, kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+        Value shifted = arith::SubFOp::create(gb, gl, args[1], args[0]);
+        return math::ExpOp::create(gb, gl, shifted);
       });
   // target[r, ...] *= c[r]
   auto scaleRows = [&](Value target, unsigned rank) {
@@ -259,7 +271,10 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
   Value newAcc =
       visibleProduct(inner, probs, vTile, scaleRows(iter[2], 2), full, visible,
                      testFinite);
-  scf::YieldOp::create(ib, ValueRange{newMax, newSums, newAcc});
+  SmallVector<Value> yields = {newMax, newSums, newAcc};
+  if (scratch)
+    yields.append({probs, tileMax});
+  scf::YieldOp::create(ib, yields);
 }
 
 Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
@@ -316,10 +331,17 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
     Value runningMax = b.filled({t}, -INFINITY);
     Value sums = b.filled({t}, 0.0);
     Value acc = b.filled({t, term.valueDim}, 0.0);
+    // The score tile and its row maximum are carried too, refilled by every
+    // key tile: a zero tile made in the loop is hoisted and merged with acc's
+    // (CSE), and bufferization then copies it into a fresh buffer per key
+    // tile (a 16 KB copy and an allocation per 64x64 tile, ~4% of softmax).
+    Value scoreScratch = b.empty({t, b.index(keyTile)});
+    Value maxScratch = b.empty({t});
     auto [lo, hiTile] =
         visibleKeyTiles(b, term, queryTile, keyTile, row0, keyTiles);
     auto loop = scf::ForOp::create(
-        b.b, lo, hiTile, b.index(1), ValueRange{runningMax, sums, acc},
+        b.b, lo, hiTile, b.index(1),
+        ValueRange{runningMax, sums, acc, scoreScratch, maxScratch},
         [&](OpBuilder &ob, Location loc, Value kt, ValueRange iter) {
           ImplicitLocOpBuilder ib(loc, ob);
           LinalgBuilder inner(ib);
@@ -333,7 +355,7 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           Value tk = keyTile == queryTile ? tq : inner.index(keyTile);
           // S = Q_t K_t^T
           Value scores =
-              inner.matmulNN(qTile, kTile, inner.filled({tq, tk}, 0.0));
+              inner.matmulNN(qTile, kTile, inner.refilled(iter[3], 0.0));
           if (term.softcap || slope) {
             auto query = [&](OpBuilder &gb, Location gl, Value r) -> Value {
               return arith::AddIOp::create(gb, gl, row0, r);
@@ -366,7 +388,8 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
             Value newAcc =
                 visibleProduct(inner, weights, vTile, iter[2], full, visible,
                                /*testFinite=*/!staticTiles);
-            scf::YieldOp::create(ib, ValueRange{iter[0], newSums, newAcc});
+            scf::YieldOp::create(
+                ib, ValueRange{iter[0], newSums, newAcc, weights, iter[4]});
             return;
           }
           onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter, full,

@@ -66,6 +66,8 @@ public:
   /// become static dimensions.
   Value empty(ArrayRef<Value> sizes);
   Value filled(ArrayRef<Value> sizes, double value);
+  /// \p tensor filled with \p value (in place of its contents).
+  Value refilled(Value tensor, double value);
   /// The 2-D slice [rows, cols] of the 4-D \p tensor at (bi, hi, row0, 0).
   Value tile2d(Value tensor, Value bi, Value hi, Value row0, int64_t rows,
                Value cols);
@@ -404,7 +406,10 @@ Value weightsOf(LinalgBuilder &inner, const TermOperands &term, Value scores,
 /// carrying \p iter = (m, z, acc). A row with no visible key so far keeps
 /// -inf, and its weights and correction are 0 rather than NaN. Every update
 /// writes into its loop-carried tensor so that bufferization reuses the
-/// buffers across iterations.
+/// buffers across iterations. With \p iter = (m, z, acc, scores, rowMax),
+/// the last two are scratch tiles carried for the same reason: \p weights
+/// was computed in `scores`, and the tile maximum is reduced into `rowMax`;
+/// the step yields the probabilities and the tile maximum in their places.
 void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                        Value vTile, Value negInf, ValueRange iter, Value full,
                        TileVisibility visible, bool testFinite);

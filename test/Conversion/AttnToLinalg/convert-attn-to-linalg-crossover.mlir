@@ -29,7 +29,7 @@
 // CHECK-NOT:       %c128
 // CHECK:           %[[QTILES:.+]] = arith.ceildivui %[[N]], %c64
 // CHECK:           scf.forall (%{{.*}}, %{{.*}}) in (2, %[[QTILES]])
-// CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>)
+// CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>, tensor<64x64xf32>)
 // CHECK:               linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
 // CHECK-NOT:       tensor<128x
 // CHECK:         return
@@ -42,7 +42,7 @@
 // TILE32:           scf.for {{.*}} -> (tensor<16x16xf32>, tensor<16xf32>, tensor<?x16xf32>)
 // TILE32:         } else {
 // TILE32:           arith.ceildivui %{{.*}}, %c32
-// TILE32:             scf.for {{.*}} -> (tensor<32xf32>, tensor<32x16xf32>)
+// TILE32:             scf.for {{.*}} -> (tensor<32xf32>, tensor<32x16xf32>, tensor<32x32xf32>)
 // TILE32:               outs(%{{.*}} : tensor<32x32xf32>)
 func.func @crossover_causal(%q: !t) -> !t {
   %0 = attn.term kernel elu1 (%q, %q, %q) mask causal chunk 128 crossover 49 : !t, !t, !t -> !t
@@ -64,7 +64,7 @@ func.func @crossover_causal(%q: !t) -> !t {
 // CHECK:               arith.remui %{{.*}}, %c2
 // CHECK:         } else {
 // CHECK:           arith.ceildivui %{{.*}}, %c64
-// CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>)
+// CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>, tensor<64x64xf32>)
 // CHECK:               outs(%{{.*}} : tensor<64x64xf32>)
 // CHECK:         return
 // TILE32-LABEL: func.func @crossover_block_causal(
@@ -92,7 +92,7 @@ func.func @crossover_block_causal(%q: !t) -> !t {
 // CHECK:         } else {
 // CHECK-NOT:       %c128
 // CHECK:           arith.ceildivui %{{.*}}, %c64
-// CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>)
+// CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>, tensor<64x64xf32>)
 // CHECK:         return
 func.func @crossover_plain(%q: !t) -> !t {
   %0 = attn.term kernel elu1 (%q, %q, %q) chunk 128 crossover 49 : !t, !t, !t -> !t

@@ -26,12 +26,15 @@
 // CHECK:           %[[M0:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) {{.*}} -> tensor<4xf32>
 // CHECK:           %[[Z0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4xf32>
 // CHECK:           %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) {{.*}} -> tensor<4x4xf32>
-// CHECK:           %[[LOOP:.+]]:3 = scf.for %[[KI:[a-z0-9]+]] = %c0 to %c2 step %c1 iter_args(%[[M:[a-z0-9]+]] = %[[M0]], %[[Z:[a-z0-9]+]] = %[[Z0]], %[[ACC:[a-z0-9]+]] = %[[ACC0]]) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>)
+// The score tile and its row maximum are loop-carried scratch (refilled per
+// key tile, one buffer for the loop, not a copy of a zero tile per tile).
+// CHECK:           %[[LOOP:.+]]:5 = scf.for %[[KI:[a-z0-9]+]] = %c0 to %c2 step %c1 iter_args(%[[M:[a-z0-9]+]] = %[[M0]], %[[Z:[a-z0-9]+]] = %[[Z0]], %[[ACC:[a-z0-9]+]] = %[[ACC0]], %[[SBUF:[a-z0-9]+]] = %{{.*}}, %[[MBUF:[a-z0-9]+]] = %{{.*}}) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
 // CHECK:             %[[KTILE:.+]] = tensor.extract_slice %[[KT]][0, 0, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
 // CHECK:             %[[VTILE:.+]] = tensor.extract_slice %[[V]][0, 0, %[[COL0]], 0] [1, 1, 4, 4]
 // S = Q_t K_t^T
-// CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QTILE]], %[[KTILE]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK:             %[[S0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[SBUF]] : tensor<4x4xf32>)
+// CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QTILE]], %[[KTILE]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S0]] : tensor<4x4xf32>)
 // CHECK:               %[[PROD:.+]] = arith.mulf
 // CHECK:               arith.addf %{{.*}}, %[[PROD]]
 // W = S where every key of the tile is real (col0 + T - 1 < M), else
@@ -48,7 +51,8 @@
 // CHECK:                 arith.select %[[IN_RANGE]], %{{.*}}, %[[NEG_INF]] : f32
 // CHECK:               scf.yield %[[MASKED]] : tensor<4x4xf32>
 // rowMax(W) (NaN-ignoring: a NaN weight makes its exp, and the row, NaN)
-// CHECK:             %[[ROWMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[W]] : tensor<4x4xf32>) outs(%[[M0]] : tensor<4xf32>)
+// CHECK:             %[[MAX0:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%[[MBUF]] : tensor<4xf32>)
+// CHECK:             %[[ROWMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[W]] : tensor<4x4xf32>) outs(%[[MAX0]] : tensor<4xf32>)
 // CHECK:               arith.maxnumf {{.*}} fastmath<reassoc,nnan>
 // c = (oldMax == -inf) ? 0 : exp(oldMax - max(oldMax, rowMax(W)))
 // CHECK:             %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[M]], %[[ROWMAX]] : tensor<4xf32>, tensor<4xf32>)
@@ -61,13 +65,17 @@
 // newMax = max(oldMax, rowMax(W)), written over oldMax
 // CHECK:             %[[NEWMAX:.+]] = linalg.generic {{.*}} ins(%[[ROWMAX]] : tensor<4xf32>) outs(%[[M]] : tensor<4xf32>)
 // CHECK:               arith.maximumf
-// P = (newMax == -inf) ? 0 : exp(W - newMax), written over W
-// CHECK:             %[[P:.+]] = linalg.generic {{.*}} ins(%[[NEWMAX]] : tensor<4xf32>) outs(%[[W]] : tensor<4x4xf32>)
-// CHECK:             ^bb0(%[[NM:[a-z0-9_]+]]: f32, %[[WS:[a-z0-9_]+]]: f32):
+// shift = (newMax == -inf) ? 0 : newMax, per row; P = exp(W - shift),
+// written over W (a row with newMax = -inf holds only -inf weights: P = 0)
+// CHECK:             %[[SHIFTS:.+]] = linalg.generic {{.*}} ins(%[[NEWMAX]] : tensor<4xf32>)
+// CHECK:             ^bb0(%[[NM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
 // CHECK:               %[[NONE2:.+]] = arith.cmpf oeq, %[[NM]], %[[NEG_INF]] : f32
-// CHECK:               %[[SHIFT:.+]] = arith.subf %[[WS]], %[[NM]] : f32
-// CHECK:               %[[EXP2:.+]] = math.exp %[[SHIFT]] : f32
-// CHECK:               arith.select %[[NONE2]], %[[ZERO]], %[[EXP2]] : f32
+// CHECK:               arith.select %[[NONE2]], %[[ZERO]], %[[NM]] : f32
+// CHECK:             %[[P:.+]] = linalg.generic {{.*}} ins(%[[SHIFTS]] : tensor<4xf32>) outs(%[[W]] : tensor<4x4xf32>)
+// CHECK:             ^bb0(%[[SH:[a-z0-9_]+]]: f32, %[[WS:[a-z0-9_]+]]: f32):
+// CHECK-NEXT:          %[[SHIFT:.+]] = arith.subf %[[WS]], %[[SH]] : f32
+// CHECK-NEXT:          %[[EXP2:.+]] = math.exp %[[SHIFT]] : f32
+// CHECK-NEXT:          linalg.yield %[[EXP2]] : f32
 // z = c z + rowSum(P)
 // CHECK:             %[[ZC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<4xf32>) outs(%[[Z]] : tensor<4xf32>)
 // CHECK:               arith.mulf
@@ -90,7 +98,7 @@
 // CHECK:                 %[[SEEN:.+]] = arith.cmpi ult, %{{.*}}, %c8 : index
 // CHECK:                 arith.select %[[SEEN]], %[[SUMV]], %[[AV]] : f32
 // CHECK:               scf.yield %[[DROPPED]]
-// CHECK:             scf.yield %[[NEWMAX]], %[[NEWZ]], %[[NEWACC]] : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>
+// CHECK:             scf.yield %[[NEWMAX]], %[[NEWZ]], %[[NEWACC]], %{{.*}}, %[[ROWMAX]] : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>
 // O_t = acc / (z + eps), 0 where the denominator is 0 (eps = 0 for softmax)
 // CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#2, %[[LOOP]]#1 : tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:           ^bb0(%[[NUM:[a-z0-9_]+]]: f32, %[[SUM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
@@ -116,7 +124,7 @@ func.func @softmax_online(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG:     %[[EIGHT:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK:         scf.forall (%{{.*}}) in (2)
-// CHECK:           %[[LOOP:.+]]:2 = scf.for {{.*}} iter_args(%[[Z:[a-z0-9]+]] = %{{.*}}, %[[ACC:[a-z0-9]+]] = %{{.*}}) -> (tensor<4xf32>, tensor<4x4xf32>)
+// CHECK:           %[[LOOP:.+]]:3 = scf.for {{.*}} iter_args(%[[Z:[a-z0-9]+]] = %{{.*}}, %[[ACC:[a-z0-9]+]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>)
 // CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
 // W = relu(S)^2 on a tile of real keys, else W = (j < M) ? relu(S)^2 : 0
 // CHECK:             %[[W:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>) {
@@ -167,7 +175,7 @@ func.func @relu2_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         scf.forall (%[[QT:.+]]) in (4)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c2 : index
 // CHECK:           tensor.extract_slice %[[PHIQ]][0, 0, %[[ROW0]], 0] [1, 1, 2, 4]
-// CHECK:           %[[LOOP:.+]]:2 = scf.for %{{.*}} = %c0 to %c4 step %c1 {{.*}} -> (tensor<2xf32>, tensor<2x4xf32>)
+// CHECK:           %[[LOOP:.+]]:3 = scf.for %{{.*}} = %c0 to %c4 step %c1 {{.*}} -> (tensor<2xf32>, tensor<2x4xf32>, tensor<2x2xf32>)
 // S = phi(Q_t) phi(K_t)^T, 2x2
 // CHECK:             tensor.extract_slice %[[PHIKT]]{{.*}} [1, 1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
 // CHECK:             linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<2x2xf32>)
@@ -249,7 +257,7 @@ func.func @softmax_dynamic(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK:         %[[RES:.+]]:2 = scf.forall (%[[QT:.+]]) in (2) shared_outs(%{{.*}} = %{{.*}}, %[[LSE_OUT:.+]] = %{{.*}}) -> (tensor<1x1x8x4xf32>, tensor<1x1x8xf32>)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
-// CHECK:           %[[LOOP:.+]]:3 = scf.for
+// CHECK:           %[[LOOP:.+]]:5 = scf.for
 // CHECK:           %[[LSE:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#0, %[[LOOP]]#1 : tensor<4xf32>, tensor<4xf32>)
 // CHECK:             %[[EMPTY:.+]] = arith.cmpf oeq, %[[M:.+]], %[[NEG_INF]] : f32
 // CHECK:             %[[LOG:.+]] = math.log %[[Z:.+]] : f32

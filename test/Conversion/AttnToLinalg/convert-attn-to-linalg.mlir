@@ -12,7 +12,7 @@
 // CHECK:         linalg.transpose
 // (canonicalization drops the unit batch dimension of the forall)
 // CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
-// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x64xf32>, tensor<64xf32>)
 // CHECK:             linalg.generic
 // CHECK:             math.exp
 // CHECK:           scf.forall.in_parallel
