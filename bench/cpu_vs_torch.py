@@ -33,6 +33,13 @@ time) and re-executes itself inside it. The FMA peak is probed with a small
 C program compiled by clang-22 (12 independent FMA chains of the ISA's
 vector width, one thread per core).
 
+Peers run on the ISA of the attnc code they are compared with
+(--peer-isa match, the default): on an AVX-512 host the x86-64-v3 rows run
+in their own worker with ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2
+and MKL_ENABLE_INSTRUCTIONS=AVX2, so that AVX2 code meets PyTorch's AVX2
+kernels, as it would on an AVX2 machine. --peer-isa native gives every row
+the host's best PyTorch.
+
 Run `bench/cpu_vs_torch.py --help`; docs/performance.md holds its tables.
 """
 
@@ -311,8 +318,12 @@ def worker(args):
              "f32" if args.dtype == "f32" else
              "%s q, k, v and output on both sides (attnc: f32 math)" % args.dtype,
              time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())))
-    print("# cpu: %s, %d cores, ISA %s; torch CPU capability %s"
-          % (cpu_model(), os.cpu_count(), isa, torch.backends.cpu.get_cpu_capability()))
+    print("# cpu: %s, %d cores, ISA %s; torch CPU capability %s%s"
+          % (cpu_model(), os.cpu_count(), isa, torch.backends.cpu.get_cpu_capability(),
+             " (ATEN_CPU_CAPABILITY=%s ONEDNN_MAX_CPU_ISA=%s MKL_ENABLE_INSTRUCTIONS=%s)"
+             % (os.environ.get("ATEN_CPU_CAPABILITY"), os.environ.get("ONEDNN_MAX_CPU_ISA"),
+                os.environ.get("MKL_ENABLE_INSTRUCTIONS"))
+             if os.environ.get("ATEN_CPU_CAPABILITY") else ""))
     peaks = {}
     for width in (256, 512) if has512 else (256,):
         peaks[width] = probe_fma_peak(width)
@@ -405,18 +416,36 @@ def main():
     parser.add_argument("--no-flex", action="store_true", help="skip torch.compile(flex_attention)")
     parser.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",
                         help="element type of q, k, v and the output on both sides")
+    parser.add_argument("--peer-isa", choices=("match", "native"), default="match",
+                        help="match: the x86-64-v3 rows' peers use PyTorch's AVX2 kernels on "
+                        "AVX-512 hosts too; native: the host's best")
     parser.add_argument(WORKER_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inside_venv:
         return worker(args)
-    return run_in_venv(args.venv, __file__)
+    flags = cpu_flags()
+    has512 = "avx512f" in flags and "avx512bw" in flags
+    cpus = [c for c in args.cpu.split(",") if c] or (
+        ["x86-64-v3"] + (["x86-64-v4"] if has512 else []))
+    if args.peer_isa == "native" or not has512:
+        return run_in_venv(args.venv, __file__, ["--cpu", ",".join(cpus)])
+    # One worker per CPU target, each with its peers' ISA.
+    status = 0
+    for cpu in cpus:
+        avx2 = cpu == "x86-64-v3"
+        isa_env = ({"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                    "MKL_ENABLE_INSTRUCTIONS": "AVX2"} if avx2 else {})
+        status = status or run_in_venv(args.venv, __file__, ["--cpu", cpu], isa_env)
+    return status
 
 
-def run_in_venv(venv, script):
-    """Re-executes SCRIPT with its arguments inside VENV (made on first use)
-    with WORKER_FLAG, and returns its exit status."""
+def run_in_venv(venv, script, extra_args=(), extra_env=None):
+    """Re-executes SCRIPT with its arguments (then EXTRA_ARGS, which win)
+    inside VENV (made on first use) with WORKER_FLAG and EXTRA_ENV, and
+    returns its exit status."""
     python = ensure_venv(venv)
     env = dict(os.environ)
+    env.update(extra_env or {})
     env.setdefault("ATTN_LIBRARY", os.path.join(REPO, "build", "lib", "libattn_c.so"))
     # Two OpenMP runtimes share the process (PyTorch's libgomp, the kernels'
     # libomp), timed in turn: by default each keeps its threads spinning
@@ -424,8 +453,8 @@ def run_in_venv(venv, script):
     # one runs on next. Both read these and then release the cores at once.
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env.setdefault("KMP_BLOCKTIME", "0")
-    return subprocess.run([python, os.path.abspath(script), WORKER_FLAG] + sys.argv[1:],
-                          env=env).returncode
+    return subprocess.run([python, os.path.abspath(script), WORKER_FLAG] + sys.argv[1:]
+                          + list(extra_args), env=env).returncode
 
 
 if __name__ == "__main__":
