@@ -15,6 +15,7 @@ best kv-first strategy beats qk-first). See bench/README.md.
 """
 
 import argparse
+import atexit
 import json
 import math
 import os
@@ -232,6 +233,10 @@ def main():
         table.append(line)
 
     work = tempfile.mkdtemp(prefix="attn-fidelity-")
+    # The hundreds of generated specs go at exit; the target files stay, so
+    # that the printed calibration can be reused (--calibration FILE).
+    atexit.register(lambda: [os.remove(os.path.join(work, name))
+                             for name in os.listdir(work) if name.endswith(".attn")])
     runner = Runner(args, work)
     builtin = os.path.join(work, "builtin.target")
     with open(builtin, "w") as f:
