@@ -129,6 +129,10 @@ sed -n 's/^\(date\|commit\|chip\) /artifacts: \1 /p' $ARTIFACTS/MANIFEST 2>/dev/
 if grep -q '^failed ' $ARTIFACTS/MANIFEST 2>/dev/null; then
   say "not compiled by prepare.sh (not checked): $(sed -n 's/^failed //p' $ARTIFACTS/MANIFEST | tr '\n' ' ')"
 fi
+if [[ -f $ARTIFACTS/PTXAS ]]; then
+  say "ptxas -v of every kernel (made by prepare.sh for the chip above):"
+  cat $ARTIFACTS/PTXAS
+fi
 if [[ -n $PYTHON ]]; then
   say "PyTorch: $TORCH_INFO ($PYTHON)"
 else

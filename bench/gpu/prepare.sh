@@ -19,6 +19,9 @@
 #   specs/bench/*.attn       the benchmark specs (bench_VARIANT_dD.attn)
 #   registry.cpp             the table of entry points that
 #                            tools/attn-gpu-runner/Registry.h declares
+#   PTXAS                    `ptxas -v` per kernel (registers, spill bytes,
+#                            shared memory, stack), from the PTX that
+#                            `--emit=ptx` gives; the device check prints it
 #   MANIFEST                 what was compiled, from which commit, and what
 #                            failed
 #
@@ -33,6 +36,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ATTNC=${ATTNC:-$ROOT/build/bin/attnc}
 CHIP=${ATTN_GPU_CHIP:-sm_90}
+PTXAS=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 ARTIFACTS=$ROOT/bench/gpu/artifacts
 # The working tree sent to the GPU machine is capped at 64 MiB in all.
 LIMIT_KIB=$((48 * 1024))
@@ -116,6 +120,45 @@ COMPILED=()
 FAILED=()
 declare -A SEEN_NAMES=()
 
+# ptxas_stats SPEC NAME: one row per kernel of SPEC's PTX in PTXAS (or a
+# row saying why there is none).
+ptxas_stats() {
+  local spec=$1 name=$2 ptx=$STAGE/one.ptx
+  if [[ ! -x $PTXAS ]]; then
+    echo "| $name | - | no ptxas ($PTXAS) | | | | |" >>"$STAGE/PTXAS"
+    return 0
+  fi
+  if ! "$ATTNC" "$spec" --target=nvptx --chip="$CHIP" --emit=ptx -o "$ptx" \
+      >/dev/null 2>&1 ||
+      ! "$PTXAS" -v --gpu-name="$CHIP" "$ptx" -o /dev/null \
+        >"$STAGE/ptxas.log" 2>&1; then
+    echo "| $name | - | ptxas failed | | | | |" >>"$STAGE/PTXAS"
+    return 0
+  fi
+  # ptxas -v prints, per entry function: "Compiling entry function 'K'",
+  # "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
+  # "Used N registers, ... [, N bytes smem]".
+  awk -v spec="$name" '
+    /Compiling entry function/ {
+      kernel = $0; sub(/.*function .?/, "", kernel); sub(/.? for .*/, "", kernel)
+      stack = stores = loads = smem = 0; regs = "?"
+    }
+    /bytes stack frame/ {
+      for (i = 1; i < NF; i++) {
+        if ($(i + 1) == "bytes" && $(i + 2) == "stack") stack = $i
+        if ($(i + 1) == "bytes" && $(i + 3) == "stores,") stores = $i
+        if ($(i + 1) == "bytes" && $(i + 3) == "loads") loads = $i
+      }
+    }
+    /Used [0-9]+ registers/ {
+      for (i = 1; i < NF; i++) {
+        if ($(i + 1) == "registers,") regs = $i
+        if ($(i + 1) == "bytes" && $(i + 2) == "smem") smem = $i
+      }
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", spec, kernel, regs, stores, loads, smem, stack
+    }' "$STAGE/ptxas.log" >>"$STAGE/PTXAS"
+}
+
 # compile SPEC KIND: KIND is examples or bench.
 compile() {
   local spec=$1 kind=$2 one log
@@ -145,18 +188,24 @@ compile() {
   SEEN_NAMES[$name]=$spec
   mv "$one/$name.o" "$one/$name.h" "$STAGE/obj/"
   cp "$spec" "$STAGE/specs/$kind/"
+  ptxas_stats "$spec" "$name"
   COMPILED+=("$kind/$(basename "$spec") $name")
   echo "  ok      $kind/$(basename "$spec") -> obj/$name.o"
 }
 
 echo "prepare.sh: compiling for $CHIP with $ATTNC"
+{
+  echo "| spec | kernel | registers | spill stores (bytes) | spill loads (bytes) | smem (bytes) | stack (bytes) |"
+  echo "|---|---|---|---|---|---|---|"
+} >"$STAGE/PTXAS"
 for spec in "$ROOT"/examples/*.attn; do
   compile "$spec" examples
 done
 for spec in "${BENCH_SPECS[@]}"; do
   compile "$spec" bench
 done
-rm -rf "$STAGE/one" "$STAGE/log" "$STAGE"/bench_*.attn
+rm -rf "$STAGE/one" "$STAGE/log" "$STAGE/one.ptx" "$STAGE/ptxas.log" \
+  "$STAGE"/bench_*.attn
 
 if ((${#COMPILED[@]} == 0)); then
   echo "prepare.sh: error: no spec compiled for --target=nvptx" >&2
@@ -224,6 +273,9 @@ mv "$STAGE" "$ARTIFACTS"
 trap - EXIT
 
 size_kib=$(du -sk "$ARTIFACTS" | cut -f1)
+spills=$(awk -F'|' 'NR > 2 && ($5 + 0 > 0 || $6 + 0 > 0)' "$ARTIFACTS/PTXAS" | wc -l)
+echo "prepare.sh: ptxas -v: $(($(wc -l <"$ARTIFACTS/PTXAS") - 2)) kernels," \
+     "$spills with spills (bench/gpu/artifacts/PTXAS)"
 echo "prepare.sh: ${#COMPILED[@]} specs compiled, ${#FAILED[@]} failed;" \
      "bench/gpu/artifacts/ is $(du -sh "$ARTIFACTS" | cut -f1)"
 if ((${#FAILED[@]})); then
