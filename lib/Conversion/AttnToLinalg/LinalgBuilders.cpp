@@ -89,9 +89,7 @@ Value LinalgBuilder::empty(ArrayRef<Value> sizes) {
 }
 
 Value LinalgBuilder::filled(ArrayRef<Value> sizes, double value) {
-  return linalg::FillOp::create(b, ValueRange{f32(value)},
-                                ValueRange{empty(sizes)})
-      .getResult(0);
+  return refilled(empty(sizes), value);
 }
 
 Value LinalgBuilder::refilled(Value tensor, double value) {

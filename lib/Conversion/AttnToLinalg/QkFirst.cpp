@@ -241,9 +241,10 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
   // whose exp is 0, and a NaN weight stays NaN, as in the reference. The
   // test is per row, not per weight (per weight it was a compare, a select
   // and the row mask's shuffles for every vector of the tile).
+  // (Written over the tile maximum, dead by now: no buffer per key tile.)
   Value shift = inner.generic(
-      inner.empty({tt}), {newMax}, {inner.map(1, {0}), inner.map(1, {0})},
-      {kPar}, [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+      tileMax, {newMax}, {inner.map(1, {0}), inner.map(1, {0})}, {kPar},
+      [&](OpBuilder &gb, Location gl, ValueRange args) -> Value {
         Value noneYet = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OEQ,
                                               args[0], negInf);
         Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
@@ -273,7 +274,7 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                      testFinite);
   SmallVector<Value> yields = {newMax, newSums, newAcc};
   if (scratch)
-    yields.append({probs, tileMax});
+    yields.append({probs, shift});
   scf::YieldOp::create(ib, yields);
 }
 
@@ -335,13 +336,14 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
     // key tile: a zero tile made in the loop is hoisted and merged with acc's
     // (CSE), and bufferization then copies it into a fresh buffer per key
     // tile (a 16 KB copy and an allocation per 64x64 tile, ~4% of softmax).
-    Value scoreScratch = b.empty({t, b.index(keyTile)});
-    Value maxScratch = b.empty({t});
+    SmallVector<Value> carried = {runningMax, sums, acc,
+                                  b.empty({t, b.index(keyTile)})};
+    if (isSoftmax)
+      carried.push_back(b.empty({t}));
     auto [lo, hiTile] =
         visibleKeyTiles(b, term, queryTile, keyTile, row0, keyTiles);
     auto loop = scf::ForOp::create(
-        b.b, lo, hiTile, b.index(1),
-        ValueRange{runningMax, sums, acc, scoreScratch, maxScratch},
+        b.b, lo, hiTile, b.index(1), carried,
         [&](OpBuilder &ob, Location loc, Value kt, ValueRange iter) {
           ImplicitLocOpBuilder ib(loc, ob);
           LinalgBuilder inner(ib);
@@ -388,8 +390,8 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
             Value newAcc =
                 visibleProduct(inner, weights, vTile, iter[2], full, visible,
                                /*testFinite=*/!staticTiles);
-            scf::YieldOp::create(
-                ib, ValueRange{iter[0], newSums, newAcc, weights, iter[4]});
+            scf::YieldOp::create(ib,
+                                 ValueRange{iter[0], newSums, newAcc, weights});
             return;
           }
           onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter, full,

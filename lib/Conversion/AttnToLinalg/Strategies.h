@@ -409,7 +409,8 @@ Value weightsOf(LinalgBuilder &inner, const TermOperands &term, Value scores,
 /// buffers across iterations. With \p iter = (m, z, acc, scores, rowMax),
 /// the last two are scratch tiles carried for the same reason: \p weights
 /// was computed in `scores`, and the tile maximum is reduced into `rowMax`;
-/// the step yields the probabilities and the tile maximum in their places.
+/// the step yields the probabilities and the row shifts (written over the
+/// tile maximum) in their places.
 void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                        Value vTile, Value negInf, ValueRange iter, Value full,
                        TileVisibility visible, bool testFinite);

@@ -65,9 +65,9 @@
 // newMax = max(oldMax, rowMax(W)), written over oldMax
 // CHECK:             %[[NEWMAX:.+]] = linalg.generic {{.*}} ins(%[[ROWMAX]] : tensor<4xf32>) outs(%[[M]] : tensor<4xf32>)
 // CHECK:               arith.maximumf
-// shift = (newMax == -inf) ? 0 : newMax, per row; P = exp(W - shift),
-// written over W (a row with newMax = -inf holds only -inf weights: P = 0)
-// CHECK:             %[[SHIFTS:.+]] = linalg.generic {{.*}} ins(%[[NEWMAX]] : tensor<4xf32>)
+// shift = (newMax == -inf) ? 0 : newMax, per row, written over rowMax(W);
+// P = exp(W - shift), written over W (a row with newMax = -inf holds only -inf weights: P = 0)
+// CHECK:             %[[SHIFTS:.+]] = linalg.generic {{.*}} ins(%[[NEWMAX]] : tensor<4xf32>) outs(%[[ROWMAX]] : tensor<4xf32>)
 // CHECK:             ^bb0(%[[NM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
 // CHECK:               %[[NONE2:.+]] = arith.cmpf oeq, %[[NM]], %[[NEG_INF]] : f32
 // CHECK:               arith.select %[[NONE2]], %[[ZERO]], %[[NM]] : f32
@@ -98,7 +98,7 @@
 // CHECK:                 %[[SEEN:.+]] = arith.cmpi ult, %{{.*}}, %c8 : index
 // CHECK:                 arith.select %[[SEEN]], %[[SUMV]], %[[AV]] : f32
 // CHECK:               scf.yield %[[DROPPED]]
-// CHECK:             scf.yield %[[NEWMAX]], %[[NEWZ]], %[[NEWACC]], %{{.*}}, %[[ROWMAX]] : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>
+// CHECK:             scf.yield %[[NEWMAX]], %[[NEWZ]], %[[NEWACC]], %[[P]], %[[SHIFTS]] : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>
 // O_t = acc / (z + eps), 0 where the denominator is 0 (eps = 0 for softmax)
 // CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#2, %[[LOOP]]#1 : tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:           ^bb0(%[[NUM:[a-z0-9_]+]]: f32, %[[SUM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
