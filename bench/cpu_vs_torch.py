@@ -123,6 +123,17 @@ def cpu_flags():
     return set()
 
 
+def has_avx512(flags):
+    return "avx512f" in flags and "avx512bw" in flags
+
+
+def cpu_targets(option, flags):
+    """The attnc CPUs of a comma-separated --cpu, or by default x86-64-v3
+    and, on AVX-512 hosts, x86-64-v4."""
+    return [c for c in option.split(",") if c] or (
+        ["x86-64-v3"] + (["x86-64-v4"] if has_avx512(flags) else []))
+
+
 def probe_fma_peak(width):
     """GFLOP/s of one core for WIDTH-bit FMAs, or None without clang-22."""
     clang = shutil.which("clang-22") or "/usr/lib/llvm-22/bin/clang"
@@ -308,10 +319,8 @@ def worker(args):
     import attn
 
     flags = cpu_flags()
-    has512 = "avx512f" in flags and "avx512bw" in flags
-    cpus = [c for c in args.cpu.split(",") if c]
-    if not cpus:
-        cpus = ["x86-64-v3"] + (["x86-64-v4"] if has512 else [])
+    has512 = has_avx512(flags)
+    cpus = cpu_targets(args.cpu, flags)
     isa = "AVX-512" if has512 else ("AVX2+FMA" if "avx2" in flags and "fma" in flags else "SSE/AVX")
     print("# attnc (compiled, CPU) vs PyTorch %s, B=%d H=%d, %s; %s UTC"
           % (torch.__version__, BATCH, HEADS,
@@ -424,10 +433,8 @@ def main():
     if args.inside_venv:
         return worker(args)
     flags = cpu_flags()
-    has512 = "avx512f" in flags and "avx512bw" in flags
-    cpus = [c for c in args.cpu.split(",") if c] or (
-        ["x86-64-v3"] + (["x86-64-v4"] if has512 else []))
-    if args.peer_isa == "native" or not has512:
+    cpus = cpu_targets(args.cpu, flags)
+    if args.peer_isa == "native" or not has_avx512(flags):
         return run_in_venv(args.venv, __file__, ["--cpu", ",".join(cpus)])
     # One worker per CPU target, each with its peers' ISA.
     status = 0

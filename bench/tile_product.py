@@ -94,8 +94,8 @@ def main():
     parser.add_argument("--size", type=int, default=64, help="tile size n of the n x n x n product")
     args = parser.parse_args()
     flags = common.cpu_flags()
-    has512 = "avx512f" in flags and "avx512bw" in flags
-    cpus = [c for c in args.cpu.split(",") if c] or (["x86-64-v3"] + (["x86-64-v4"] if has512 else []))
+    has512 = common.has_avx512(flags)
+    cpus = common.cpu_targets(args.cpu, flags)
     attn_opt = os.path.join(REPO, "build", "bin", "attn-opt")
     clang = shutil.which("clang-22") or os.path.join(LLVM_BIN, "clang")
     print("# tile product C += A B / A^T B, %dx%dx%d f32, one core; cpu: %s, %d cores"
