@@ -122,6 +122,7 @@ static const TargetField kTargetFields[] = {
     {"feature_efficiency", &Target::featureEfficiency, nullptr, true},
     {"recurrent_efficiency", &Target::recurrentEfficiency, nullptr, true},
     {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr, false},
+    {"chunk_overhead", &Target::chunkOverhead, nullptr, false},
     {"query_tile", nullptr, &Target::queryTile, false},
     {"key_tile", nullptr, &Target::keyTile, false},
     {"qk_whole_tiles", nullptr, &Target::qkWholeTiles, false},
@@ -194,6 +195,7 @@ static bool setField(Target &target, const std::string &key,
   char *end = nullptr;
   double number = std::strtod(value.c_str(), &end);
   bool mayBeZero = key == "launch_overhead" || key == "chunk_half_efficiency" ||
+                   key == "chunk_overhead" ||
                    key.find("head_overhead") != std::string::npos ||
                    key.find("call_overhead") != std::string::npos ||
                    key == "qk_whole_tiles";
@@ -481,14 +483,17 @@ static double projectionBytes(const TermShape &shape, const Target &target) {
 }
 
 double cost::computeSeconds(const Work &work, const Target &target) {
-  double qkEfficiency = target.qk(work.qkExp, work.qkMasked);
+  double qkSeconds =
+      (work.qkFlops - work.qkCutFlops) /
+          (target.peakFlops * target.qk(work.qkExp, false)) +
+      work.qkCutFlops / (target.peakFlops * target.qk(work.qkExp, true));
   // Small chunks make small, latency-bound state products.
   double stateEfficiency = target.kvEfficiency;
   if (work.chunk > 0)
     stateEfficiency *= work.chunk / (work.chunk + target.chunkHalfEfficiency);
   double peak = target.peakFlops;
   double chunkScale = work.chunk > 0 ? target.chunkScaleFor(work.chunk) : 1;
-  return work.qkFlops / (peak * qkEfficiency) +
+  return qkSeconds +
          chunkScale * (work.stateFlops / (peak * stateEfficiency) +
                        work.intraFlops / (peak * target.chunkedEfficiency)) +
          work.featureFlops / (peak * target.featureEfficiency) +
@@ -531,7 +536,8 @@ static double fixedSeconds(const Work &work, const Target &target) {
 double cost::predictSeconds(const Work &work, const Target &target) {
   return std::max(computeSeconds(work, target),
                   work.bytes / target.memoryBandwidth) +
-         work.launches * target.launchOverhead + fixedSeconds(work, target);
+         work.launches * target.launchOverhead + fixedSeconds(work, target) +
+         work.chunks * target.chunkOverhead;
 }
 
 /// Fills the strategy's totals and times from its work.
@@ -546,26 +552,64 @@ static void finish(Strategy &strategy, const Target &target) {
   strategy.seconds = predictSeconds(work, target);
 }
 
-/// The pairs qk-first loops compute when they run whole tiles (every query
-/// tile × key tile block with an unmasked pair, in full, a partial tile
-/// padded): exact for no mask and for causal masks with square tiles, the
-/// mask's pairs over the padded sizes otherwise.
-static double wholeTilePairs(MaskKind mask, int64_t block, int64_t queries,
-                             int64_t keys, int64_t queryTile, int64_t keyTile,
-                             int64_t left, int64_t right) {
+namespace {
+/// The pairs qk-first loops compute when they run whole tiles, and those of
+/// them in tiles a mask or the key count cuts (which run the masked loop).
+struct TilePairs {
+  double whole = 0;
+  double cut = 0;
+};
+} // namespace
+
+/// Every query tile × key tile block with an unmasked pair, in full, a
+/// partial tile padded: exact for no mask and for causal self-attention, the
+/// mask's pairs over the padded sizes (all of them cut) otherwise.
+static TilePairs wholeTilePairs(MaskKind mask, int64_t block, int64_t queries,
+                                int64_t keys, int64_t queryTile,
+                                int64_t keyTile, int64_t left, int64_t right) {
   auto roundUp = [](int64_t size, int64_t tile) {
     return std::ceil(static_cast<double>(size) / tile) * tile;
   };
   double paddedQueries = roundUp(queries, queryTile);
   double paddedKeys = roundUp(keys, keyTile);
-  if (mask == MaskKind::None)
-    return paddedQueries * paddedKeys;
-  if (mask == MaskKind::Causal && queryTile == keyTile && queries == keys) {
-    double tiles = paddedQueries / queryTile;
-    return static_cast<double>(queryTile) * keyTile * tiles * (tiles + 1) / 2;
+  double tile = static_cast<double>(queryTile) * keyTile;
+  // The key tiles wholly below M (a last, partial one is cut).
+  int64_t realKeyTiles = keys / keyTile;
+  TilePairs pairs;
+  if (mask == MaskKind::None) {
+    pairs.whole = paddedQueries * paddedKeys;
+    pairs.cut = pairs.whole - paddedQueries * realKeyTiles * keyTile;
+    return pairs;
   }
-  return unmaskedPairs(mask, block, static_cast<int64_t>(paddedQueries),
-                       static_cast<int64_t>(paddedKeys), left, right);
+  if (mask == MaskKind::Causal && queries == keys) {
+    // Query tile t sees the key tiles up to its last real row; those up to
+    // its first row are wholly visible.
+    int64_t queryTiles = (queries + queryTile - 1) / queryTile;
+    int64_t keyTiles = (keys + keyTile - 1) / keyTile;
+    if (queryTiles <= (int64_t(1) << 16)) {
+      double visible = 0, full = 0;
+      for (int64_t t = 0; t < queryTiles; ++t) {
+        int64_t firstRow = t * queryTile;
+        int64_t lastRow = std::min(firstRow + queryTile, queries);
+        visible += std::min(keyTiles, (lastRow + keyTile - 1) / keyTile);
+        full += std::min(realKeyTiles, (firstRow + 1) / keyTile);
+      }
+      pairs.whole = tile * visible;
+      pairs.cut = tile * (visible - full);
+      return pairs;
+    }
+    // Too many tiles to count: each query tile sees its rows' keys and half
+    // a key tile more; the diagonal cuts qt / kt + 1 of them.
+    pairs.whole =
+        paddedQueries * (paddedKeys / 2 + (queryTile + keyTile) / 2.0);
+    pairs.cut = (paddedQueries / queryTile) *
+                (static_cast<double>(queryTile) / keyTile + 1) * tile;
+    return pairs;
+  }
+  pairs.whole = pairs.cut =
+      unmaskedPairs(mask, block, static_cast<int64_t>(paddedQueries),
+                    static_cast<int64_t>(paddedKeys), left, right);
+  return pairs;
 }
 
 bool cost::usesSplitKeys(const TermShape &shape) {
@@ -605,18 +649,30 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   double pairFlops = pairs * perPair * heads;
   // What the loops compute, for the time: whole tiles when the target says
   // its code runs them (a calibration measures that it does).
-  double computedPairFlops =
-      target.qkWholeTiles
-          ? wholeTilePairs(mask, shape.maskBlock, shape.queries,
-                           shape.attendedKeys(), target.queryTile,
-                           target.keyTile, shape.windowLeft,
-                           shape.windowRight) *
-                perPair * heads
-          : pairFlops;
+  // (Static lengths below a tile get smaller tiles, as
+  // attn-convert-to-linalg builds them for the CPU: N query rows, M keys
+  // rounded up to 8. The GPU kernels run whole static tiles.)
+  const bool shrinks = target.name != "nvptx";
+  int64_t queryTile = shrinks && shape.staticQueries
+                          ? std::min(target.queryTile, shape.queries)
+                          : target.queryTile;
+  queryTile = std::max<int64_t>(queryTile, 1);
+  // (The split-key form keeps whole key tiles.)
+  int64_t keyTile =
+      shrinks && shape.staticKeys && !usesSplitKeys(shape)
+          ? std::min(target.keyTile, (shape.attendedKeys() + 7) / 8 * 8)
+          : target.keyTile;
+  keyTile = std::max<int64_t>(keyTile, 1);
+  TilePairs computed{pairs, mask != MaskKind::None ? pairs : 0.0};
+  if (target.qkWholeTiles)
+    computed = wholeTilePairs(mask, shape.maskBlock, shape.queries,
+                              shape.attendedKeys(), queryTile, keyTile,
+                              shape.windowLeft, shape.windowRight);
+  double computedPairFlops = computed.whole * perPair * heads;
   // Online softmax rescales the accumulator once per key tile.
   double rescaleFlops = 0;
   if (shape.score == Score::Softmax)
-    rescaleFlops = n * std::ceil(keys / target.keyTile) * 2 * e * heads;
+    rescaleFlops = n * std::ceil(keys / keyTile) * 2 * e * heads;
   double divideFlops = n * e * heads;
   double features = featureMapFlops(shape, target);
   double projection = projectionFlops(shape);
@@ -624,6 +680,11 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   Work &work = strategy.work;
   work.heads = heads;
   work.qkFlops = computedPairFlops + rescaleFlops + divideFlops;
+  // Counted by tiles, the tiles a mask cuts run at the masked rate, the
+  // rest at the unmasked one; counted by pairs, all of a masked term does.
+  work.qkCutFlops = target.qkWholeTiles  ? computed.cut * perPair * heads
+                    : computed.cut > 0 ? work.qkFlops
+                                       : 0;
   work.qkExp = shape.score == Score::Softmax;
   work.qkMasked = mask != MaskKind::None;
   work.featureFlops = features;
@@ -633,8 +694,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   // tile (flash tiling never materialises the N×M weights), but only the
   // key tiles a mask leaves visible: on average P/N keys per row, rounded
   // out to whole tiles.
-  double queryTiles = std::ceil(n / target.queryTile);
-  double keysPerTile = std::min(keys, pairs / n + target.keyTile);
+  double queryTiles = std::ceil(n / queryTile);
+  double keysPerTile = std::min(keys, pairs / n + keyTile);
   double perHead = n * shape.featureDim +
                    queryTiles * keysPerTile * (shape.featureDim + e) + n * e;
   // The split-key form of a few queries (SplitKeys.cpp) reads each visible
@@ -650,7 +711,7 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   finish(strategy, target);
   // The FLOPs reported are the useful ones, padding or not.
   strategy.flops += pairFlops - computedPairFlops;
-  strategy.peakBytes = static_cast<double>(target.queryTile) * target.keyTile *
+  strategy.peakBytes = static_cast<double>(queryTile) * keyTile *
                        target.elementBytes *
                        std::min<double>(heads, target.cores);
 
@@ -677,7 +738,7 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                 << shape.heads / shape.keyHeads << " query heads";
   description << ", online "
               << (shape.score == Score::Softmax ? "softmax" : "normaliser")
-              << " in " << target.queryTile << "x" << target.keyTile
+              << " in " << queryTile << "x" << keyTile
               << " tiles";
   strategy.description = description.str();
   return strategy;
@@ -721,6 +782,7 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
           chunks * (w * e + w) * heads + 2 * n * (target.expFlops + w) * heads;
     }
     work.chunk = static_cast<double>(c);
+    work.chunks = std::ceil(n / static_cast<double>(c)) * heads;
   } else if (shape.mask == MaskKind::Block ||
              shape.mask == MaskKind::PriorBlocks) {
     // One state per block (block) or a running state updated per block
@@ -989,6 +1051,7 @@ enum Unknown {
   QkKernelMasked,
   State,      ///< s/FLOP of the kv-first contractions (and projections)
   ChunkState, ///< chunk_half_efficiency × State, per FLOP / chunk
+  ChunkCount, ///< chunk_overhead: seconds per chunk and (batch, head)
   Intra,
   Feature,
   Recurrent, ///< s/FLOP of the recurrent order's per-token updates
@@ -1008,12 +1071,17 @@ enum Unknown {
 
 static void columns(const Work &work, double (&row)[NumUnknowns]) {
   std::fill(std::begin(row), std::end(row), 0.0);
-  Unknown qk = work.qkExp ? (work.qkMasked ? QkSoftmaxMasked : QkSoftmax)
-                          : (work.qkMasked ? QkKernelMasked : QkKernel);
-  row[qk] = work.qkFlops;
+  if (work.qkExp) {
+    row[QkSoftmax] = work.qkFlops - work.qkCutFlops;
+    row[QkSoftmaxMasked] = work.qkCutFlops;
+  } else {
+    row[QkKernel] = work.qkFlops - work.qkCutFlops;
+    row[QkKernelMasked] = work.qkCutFlops;
+  }
   row[State] = work.stateFlops + work.projectionFlops;
   if (work.chunk > 0)
     row[ChunkState] = work.stateFlops / work.chunk;
+  row[ChunkCount] = work.chunks;
   row[Intra] = work.intraFlops;
   row[Feature] = work.featureFlops;
   row[Recurrent] = work.recurrentFlops;
@@ -1050,6 +1118,7 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   x[QkKernelMasked] = 1 / (peak * target.qk(false, true));
   x[State] = 1 / (peak * target.kvEfficiency);
   x[ChunkState] = target.chunkHalfEfficiency * x[State];
+  x[ChunkCount] = target.chunkOverhead;
   x[Intra] = 1 / (peak * target.chunkedEfficiency);
   x[Feature] = 1 / (peak * target.featureEfficiency);
   x[Recurrent] = 1 / (peak * target.recurrentEfficiency);
@@ -1101,6 +1170,8 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   if (seen[ChunkState])
     target.chunkHalfEfficiency =
         x[State] > 0 ? std::min(1e6, x[ChunkState] / x[State]) : 0;
+  if (seen[ChunkCount])
+    target.chunkOverhead = x[ChunkCount];
   if (seen[Intra])
     target.chunkedEfficiency = efficiency(Intra);
   if (seen[Feature])

@@ -394,8 +394,11 @@ static std::vector<Probe> probes() {
               Order::QkFirst, 0, 8, n});
   add(Probe{"feature maps", Score::Kernel, FeatureMap::FavorPlus, true,
             Order::QkFirst, 0, 8, 256});
-  add(Probe{"feature maps", Score::Kernel, FeatureMap::FavorPlus, true,
-            Order::KvFirst, 32, 8, 256});
+  // A state four times as wide at three chunks: what a chunk costs apart
+  // from its state's size (chunk_overhead).
+  for (int64_t c : {16, 32, 64})
+    add(Probe{"feature maps", Score::Kernel, FeatureMap::FavorPlus, true,
+              Order::KvFirst, c, 8, 256});
   add(Probe{"feature maps", Score::Kernel, FeatureMap::CosFormer, false,
             Order::QkFirst, 0, 8, 256});
   add(Probe{"feature maps", Score::Kernel, FeatureMap::CosFormer, true,

@@ -41,6 +41,11 @@ struct TermShape {
   /// term, the dialect's C15).
   bool qkFirstOnly = false;
   int64_t queries = 1;         ///< N
+  /// N (M) is known when the code is compiled: qk-first's query (key) tiles
+  /// are then at most N rows (M keys rounded up to 8); a dynamic length runs
+  /// whole tiles, padded.
+  bool staticQueries = true;
+  bool staticKeys = true;
   int64_t keys = 1;            ///< M
   int64_t featureDim = 1;      ///< D
   int64_t valueDim = 1;        ///< E
@@ -91,6 +96,10 @@ struct Target {
   /// for chunk c: small chunks make small, latency-bound products. h is the
   /// chunk at which they reach half of kvEfficiency.
   double chunkHalfEfficiency = 4;
+  /// Seconds per chunk of causal chunked kv-first, per (batch, head): the
+  /// per-chunk work whose size does not follow the state's (the loop step,
+  /// its small intra-chunk products' set-up). Built-in: 0.
+  double chunkOverhead = 0;
   /// Query rows per tile of the qk-first loops: K and V are re-read once
   /// per query tile.
   int64_t queryTile = 64;
@@ -98,18 +107,20 @@ struct Target {
   int64_t keyTile = 64;
   /// 1: the qk-first loops compute whole query × key tiles (a partial tile
   /// padded, a diagonal tile of a causal mask in full), so their time
-  /// follows the tiles' pairs rather than the unmasked ones; 0 (built-in):
-  /// the unmasked pairs. The FLOPs reported are the unmasked ones either
-  /// way.
+  /// follows the tiles' pairs rather than the unmasked ones, the tiles a
+  /// mask cuts at the masked efficiency and the wholly visible ones at the
+  /// unmasked one; 0 (built-in): the unmasked pairs, all of a masked term
+  /// at the masked efficiency. The FLOPs reported are the unmasked ones
+  /// either way.
   int64_t qkWholeTiles = 0;
   /// Fixed cost per kernel launch or parallel loop, in seconds.
   double launchOverhead = 2e-6;
   /// Fraction of peakFlops the qk-first loops of kernel and relu2 terms
   /// reach (no exp, no running max); < 0: qkEfficiency.
   double qkKernelEfficiency = -1;
-  /// The same under a causal or block mask (diagonal tiles, skipped
-  /// tiles), for softmax and for kernel / relu2 terms; < 0: the unmasked
-  /// efficiency.
+  /// The same in the tiles a mask cuts (with qk_whole_tiles; else for the
+  /// whole of a causal or block-masked term), for softmax and for kernel /
+  /// relu2 terms; < 0: the unmasked efficiency.
   double qkMaskedEfficiency = -1;
   double qkKernelMaskedEfficiency = -1;
   /// Fixed seconds per (batch, head) and call of each kind of strategy
@@ -152,7 +163,7 @@ struct Target {
 
 /// The version of the target file format (the `version` key) and of the
 /// formulas a calibration fits: a file of another version is stale.
-constexpr int64_t kTargetFormatVersion = 1;
+constexpr int64_t kTargetFormatVersion = 2;
 
 /// This kind of machine: AMD EPYC Zen 4, 2 cores, ~105 GFLOP/s fp32 sgemm per
 /// core, ~31 GB/s with both cores.
@@ -198,11 +209,15 @@ struct Work {
   double qkFlops = 0;    ///< qk-first pair loops, unmasked terms
   bool qkExp = false;    ///< those loops carry an exp (softmax)
   bool qkMasked = false; ///< under a causal or block mask
+  /// The part of qkFlops in tiles a mask (or the key count) cuts, which
+  /// runs at the masked efficiency; the rest runs at the unmasked one.
+  double qkCutFlops = 0;
   double stateFlops = 0; ///< kv-first state and query contractions
   /// For causal chunked kv-first: the chunk c (the state contractions run
   /// at kv_efficiency · c/(c + chunk_half_efficiency)); 0 otherwise.
   double chunk = 0;
   double intraFlops = 0;      ///< quadratic part inside causal chunks
+  double chunks = 0;          ///< causal chunks, over all (batch, head)
   double featureFlops = 0;    ///< feature maps
   double recurrentFlops = 0;  ///< the recurrent order's per-token updates
   double projectionFlops = 0; ///< Linformer's K' and V'

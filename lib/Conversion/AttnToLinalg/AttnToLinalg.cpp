@@ -170,8 +170,20 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
       return tile;
     return std::min(tile, queryRows);
   };
-  plan.qkFirst = QkFirstTiles{/*queryTile=*/rowsOf(qkTile), /*keyTile=*/qkTile,
-                              staticTiles};
+  // Fewer keys than a tile, static: one key tile of the keys rounded up to
+  // eight (an AVX2 vector), not padded to a whole tile (at N = 32 the padded
+  // tile doubled the products).
+  int64_t keyRows = op.getKey().getType().getDimSize(2);
+  if (op.isProjected())
+    keyRows = cast<RankedTensorType>(op.getKeyProjection().getType())
+                  .getDimSize(0);
+  auto keysOf = [&](int64_t tile) {
+    if (staticTiles || ShapedType::isDynamic(keyRows))
+      return tile;
+    return std::min<int64_t>(tile, llvm::alignTo(keyRows, 8));
+  };
+  plan.qkFirst = QkFirstTiles{/*queryTile=*/rowsOf(qkTile),
+                              /*keyTile=*/keysOf(qkTile), staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);

@@ -312,13 +312,15 @@ TEST(QkFirst, Elu1) {
 }
 
 TEST(QkFirst, TilesComeFromTheTarget) {
-  // The same softmax shape with 128-row query tiles and 32-key tiles.
+  // The same softmax shape with 128-row query tiles and 32-key tiles (N
+  // dynamic: static, the 100 rows would be one tile of 100).
   Target t = cpuTarget();
   t.queryTile = 128;
   t.keyTile = 32;
   t.cores = 4;
-  Strategy s =
-      estimateQkFirst(crossShape(Score::Softmax, FeatureMap::None), t);
+  TermShape shape = crossShape(Score::Softmax, FeatureMap::None);
+  shape.staticQueries = false;
+  Strategy s = estimateQkFirst(shape, t);
   ASSERT_TRUE(s.chunk.has_value());
   EXPECT_EQ(*s.chunk, 32);
   // rescale 100 · ⌈130/32⌉ = 5 · 16 · 6 = 48000:
@@ -328,6 +330,9 @@ TEST(QkFirst, TilesComeFromTheTarget) {
   expectNear(s.bytes, 132480);
   // a 128×32 tile of 4 bytes on min(6, 4) = 4 cores: 4096 · 4 · 4 = 65536
   expectNear(s.peakBytes, 65536);
+  // N = 100 static: one 100×32 tile a column of tiles.
+  shape.staticQueries = true;
+  expectNear(estimateQkFirst(shape, t).peakBytes, 100 * 32 * 4 * 4);
 }
 
 TEST(KvFirst, Elu1) {
@@ -387,6 +392,10 @@ TEST(KvFirst, CausalChunked) {
   // features at 0.25: 14400 / 250000 = 0.0576
   // compute 0.383208 > memory 12800 / 1e5 = 0.128; two launches: 0.385208
   expectNear(estimateKvFirst(shape, simpleTarget(), 32).seconds, 0.385208);
+  // chunk_overhead: ⌈100/32⌉ = 4 chunks of one head, 0.01 s each.
+  Target perChunk = simpleTarget();
+  perChunk.chunkOverhead = 0.01;
+  expectNear(estimateKvFirst(shape, perChunk, 32).seconds, 0.425208);
 
   // The default chunk is the key tile (64): intra pairs
   //   64·65/2 + 36·37/2 = 2080 + 666 = 2746 → 2746 · 33 = 90618
@@ -649,7 +658,7 @@ TEST(Targets, Errors) {
   t = cpuTarget();
   EXPECT_EQ(parseTarget("version = 0\n", t),
             "line 1: target file version '0' is not the version this attn "
-            "reads (1): the file is stale; run `attnc calibrate` again");
+            "reads (2): the file is stale; run `attnc calibrate` again");
   t = cpuTarget();
   EXPECT_EQ(parseTarget("{\"nope\": 2}", t), "unknown target key 'nope'");
 }
@@ -883,6 +892,7 @@ Work qkWork(double flops, bool exp, bool masked) {
   work.qkFlops = flops;
   work.qkExp = exp;
   work.qkMasked = masked;
+  work.qkCutFlops = masked ? flops : 0;
   work.launches = 1;
   return work;
 }
@@ -903,7 +913,7 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
   const double peak = 1e11, launch = 5e-6;
   const double qkSoftmax = 0.3, qkSoftmaxMasked = 0.2, qkKernel = 0.4,
                qkKernelMasked = 0.25, kv = 0.6, half = 48, intra = 0.15,
-               feature = 0.1;
+               feature = 0.1, perChunk = 2e-7;
   std::vector<Measurement> samples;
   for (double flops : {1e6, 1e8, 3e9}) {
     samples.push_back({qkWork(flops, true, false),
@@ -914,6 +924,13 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
                        flops / (peak * qkKernel) + launch});
     samples.push_back({qkWork(flops, false, true),
                        flops / (peak * qkKernelMasked) + launch});
+    // A causal term whose diagonal tiles are a quarter of its FLOPs: they
+    // run at the masked rate, the rest at the unmasked one.
+    Work causal = qkWork(flops, true, true);
+    causal.qkCutFlops = flops / 4;
+    samples.push_back({causal, flops / 4 / (peak * qkSoftmaxMasked) +
+                                   3 * flops / 4 / (peak * qkSoftmax) +
+                                   launch});
     // Plain kv-first with a feature map of a tenth of its FLOPs.
     samples.push_back({kvWork(flops, 0, 0, flops / 10),
                        flops / (peak * kv) + flops / 10 / (peak * feature) +
@@ -921,11 +938,14 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
     for (double chunk : {16.0, 64.0, 256.0}) {
       // The state runs at kv·c/(c + half); the intra-chunk part is c/64 of
       // the state's FLOPs.
+      // Each chunk costs perChunk besides (a count that does not follow
+      // the FLOPs: a loop step, not the state's size).
       double intraFlops = flops * chunk / 64;
-      samples.push_back(
-          {kvWork(flops, chunk, intraFlops, 0),
-           flops / (peak * kv * chunk / (chunk + half)) +
-               intraFlops / (peak * intra) + 2 * launch});
+      Work work = kvWork(flops, chunk, intraFlops, 0);
+      work.chunks = 8192 / chunk;
+      samples.push_back({work, flops / (peak * kv * chunk / (chunk + half)) +
+                                   intraFlops / (peak * intra) +
+                                   work.chunks * perChunk + 2 * launch});
     }
   }
   Target target = cpuTarget();
@@ -938,6 +958,7 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
   EXPECT_NEAR(target.qkKernelMaskedEfficiency, qkKernelMasked, 1e-3);
   EXPECT_NEAR(target.kvEfficiency, kv, 1e-3);
   EXPECT_NEAR(target.chunkHalfEfficiency, half, 0.1);
+  EXPECT_NEAR(target.chunkOverhead, perChunk, 1e-10);
   EXPECT_NEAR(target.chunkedEfficiency, intra, 1e-3);
   EXPECT_NEAR(target.featureEfficiency, feature, 1e-3);
   // Fixed costs are fitted per call of each kind: 1 launch for qk-first,
@@ -1017,7 +1038,7 @@ TEST(Targets, PrintParsesBack) {
   target.machine = "Some GPU; 132 SMs";
   target.calibrated = "2026-12-01";
   std::string text = printTarget(target, "first line\nsecond line");
-  EXPECT_EQ(text.rfind("# first line\n# second line\nversion = 1\nbase = "
+  EXPECT_EQ(text.rfind("# first line\n# second line\nversion = 2\nbase = "
                        "nvptx\n",
                        0),
             0u)
@@ -1047,13 +1068,34 @@ TEST(QkFirst, WholeTilesCountPaddedAndDiagonalTiles) {
   shape.featureDim = shape.valueDim = 64;
   Target plain = cpuTarget(), tiles = cpuTarget();
   tiles.qkWholeTiles = 1;
-  // N = 16 pads to one 64×64 tile: 4096 pairs instead of 256; the divide
-  // is N·E = 1024 either way.
+  // A dynamic N = 16 pads to one 64×64 tile: 4096 pairs instead of 256; the
+  // divide is N·E = 1024 either way.
+  shape.staticQueries = shape.staticKeys = false;
   expectNear(estimateQkFirst(shape, plain).work.qkFlops, 256 * 257 + 1024);
   expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 4096 * 257 + 1024);
   // The FLOPs reported stay the useful ones.
   expectNear(estimateQkFirst(shape, tiles).flops,
              estimateQkFirst(shape, plain).flops);
+  // A static one gets a 16×16 tile; 20 keys a 16×24 one (keys rounded up
+  // to 8).
+  shape.staticQueries = shape.staticKeys = true;
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 256 * 257 + 1024);
+  shape.keys = 20;
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops,
+             16 * 24 * 257 + 1024);
+  // Causal N = 40 static: one 40×40 tile; N = 100: query tiles of 64 rows
+  // see one key tile, then two: 3·4096 pairs.
+  shape.mask = MaskKind::Causal;
+  shape.queries = shape.keys = 40;
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops,
+             40 * 40 * 257 + 40 * 64);
+  Target wide = tiles;
+  wide.queryTile = 32;
+  shape.queries = shape.keys = 100;
+  // 32-row tiles ending at rows 32, 64, 96, 100 see 1, 1, 2, 2 key tiles.
+  expectNear(estimateQkFirst(shape, wide).work.qkFlops,
+             6 * 32 * 64 * 257.0 + 100 * 64);
+  shape.mask = MaskKind::None;
   // Causal N = 128: 2 tiles a side, 3 on or below the diagonal: 3·4096
   // pairs against 128·129/2 = 8256.
   shape.queries = shape.keys = 128;
@@ -1062,6 +1104,18 @@ TEST(QkFirst, WholeTilesCountPaddedAndDiagonalTiles) {
              8256.0 * 257 + 128 * 64);
   expectNear(estimateQkFirst(shape, tiles).work.qkFlops,
              3 * 4096.0 * 257 + 128 * 64);
+  // The two diagonal tiles run the masked loop, the one below it the
+  // unmasked one; counted by pairs, all of a causal term is masked.
+  expectNear(estimateQkFirst(shape, tiles).work.qkCutFlops, 2 * 4096.0 * 257);
+  expectNear(estimateQkFirst(shape, plain).work.qkCutFlops,
+             estimateQkFirst(shape, plain).work.qkFlops);
+  // No mask, N = 100: the second key tile, past M, is cut.
+  shape.mask = MaskKind::None;
+  shape.queries = shape.keys = 100;
+  expectNear(estimateQkFirst(shape, tiles).work.qkCutFlops,
+             128 * 64 * 257.0);
+  expectNear(estimateQkFirst(shape, plain).work.qkCutFlops, 0);
+  shape.mask = MaskKind::Causal;
   Target t = cpuTarget();
   EXPECT_EQ(parseTarget("qk_whole_tiles = 2\n", t),
             "line 1: 'qk_whole_tiles' is 0 or 1, got '2'");

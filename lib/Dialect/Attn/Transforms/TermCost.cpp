@@ -92,6 +92,8 @@ mlir::attn::getTermShape(TermOp term, int64_t assumedLength,
       queries = keys;
   }
   shape.queries = sizeOr(queries, assumedLength, "N");
+  shape.staticQueries = !ShapedType::isDynamic(queries);
+  shape.staticKeys = !ShapedType::isDynamic(keys);
   shape.keys = sizeOr(keys, assumedLength, "M");
   shape.featureDim = sizeOr(query.getDimSize(3), 64, "D");
   shape.valueDim = sizeOr(value.getDimSize(3), 64, "E");
@@ -100,9 +102,12 @@ mlir::attn::getTermShape(TermOp term, int64_t assumedLength,
         cast<RankedTensorType>(omega.getType()).getDimSize(0), 256, "m");
   shape.decay = term.hasDecay();
   shape.state = term.hasState();
-  if (Value projection = term.getKeyProjection())
-    shape.projectedLength = sizeOr(
-        cast<RankedTensorType>(projection.getType()).getDimSize(0), 256, "k");
+  if (Value projection = term.getKeyProjection()) {
+    int64_t projected =
+        cast<RankedTensorType>(projection.getType()).getDimSize(0);
+    shape.projectedLength = sizeOr(projected, 256, "k");
+    shape.staticKeys = !ShapedType::isDynamic(projected);
+  }
   return shape;
 }
 
