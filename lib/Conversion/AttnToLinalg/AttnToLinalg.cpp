@@ -212,7 +212,7 @@ static Value twice(LinalgBuilder &b, Value x) {
 /// Reads the sizes and clauses of \p op and builds its projection and
 /// feature rows, in that order.
 static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
-                                      bool staticTiles) {
+                                      int64_t tile, bool staticTiles) {
   TermOperands term;
   term.resultType = op.getResult().getType();
   term.initialState = op.getInitialState();
@@ -268,8 +268,11 @@ static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
 
   if (op.isProjected()) {
     // Every query sees all of the projected keys.
-    k = projectSequence(b, op.getKeyProjection(), widened(b, k));
-    v = projectSequence(b, op.getValueProjection(), widened(b, v));
+    // (The CPU form widens an f16 / bf16 K and V tile by tile.)
+    k = projectSequence(b, op.getKeyProjection(),
+                        staticTiles ? widened(b, k) : k, tile, staticTiles);
+    v = projectSequence(b, op.getValueProjection(),
+                        staticTiles ? widened(b, v) : v, tile, staticTiles);
     term.keys = b.dim(k, 2);
     term.mask = MaskKind::None;
   }
@@ -383,7 +386,7 @@ struct TermOpLowering : public OpRewritePattern<TermOp> {
     // feature maps), so that no widened copy of a whole input is made where
     // a tile suffices. A narrow result is rounded at the end.
     Type f32 = ib.getF32Type();
-    TermOperands term = buildTermOperands(b, op, staticTiles);
+    TermOperands term = buildTermOperands(b, op, tile, staticTiles);
     term.resultType = term.resultType.clone(f32);
     const TermPlan plan = planTerm(op, term.mask, tile, staticTiles);
     FinalStates finalStates;

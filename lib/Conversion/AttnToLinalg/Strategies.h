@@ -289,8 +289,12 @@ constexpr double kFavorHeadroom = 20.0;
 /// features (an aligned key's others) into denormals for nothing.
 constexpr double kFavorKeyHeadroom = 36.0;
 
-/// X'[b, h, r, d] = sum_j P[r, j] X[b, h, j, d] (Linformer's E K and F V).
-Value projectSequence(LinalgBuilder &b, Value projection, Value x);
+/// X'[b, h, r, d] = sum_j P[r, j] X[b, h, j, d] (Linformer's E K and F V):
+/// register-tiled products over tiles of \p tile rows of the sequence, one
+/// (batch, head) per forall iteration; with \p staticTiles (the GPU form)
+/// one linalg.generic.
+Value projectSequence(LinalgBuilder &b, Value projection, Value x,
+                      int64_t tile, bool staticTiles);
 
 /// The whole-sequence feature rows phi(Q) [B, H, N, W] and phi(K)
 /// [B, H, M, W] of the term; softmax and relu2 get (Q s, K). Built where a

@@ -231,3 +231,25 @@ func.func @bf16_tiles(%q: tensor<1x2x?x4xbf16>, %k: tensor<1x2x?x4xbf16>, %v: te
   %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : tensor<1x2x?x4xbf16>, tensor<1x2x?x4xbf16>, tensor<1x2x?x4xbf16> -> !t
   return %0 : !t
 }
+
+// Linformer's projections in the CPU form: X' = E X per (batch, head) as
+// register-tiled products over 4-row tiles of the sequence,
+// X'_bh += (E^T)_t^T X_t, E^T built once and its row tiles (like X's) zero
+// past N; one parallel iteration per (batch, head).
+// TILES-LABEL: func.func @linformer_projection(
+// TILES-SAME:    %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %{{.*}}: tensor<1x2x?x4xf32>, %[[E:[a-z0-9]+]]: tensor<3x?xf32>
+// TILES:         %[[M:.+]] = tensor.dim %[[K]], %c2
+// TILES:         %[[ET:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}}} ins(%[[E]] : tensor<3x?xf32>) outs(%{{.*}} : tensor<?x3xf32>)
+// TILES:         %[[ET4:.+]] = tensor.expand_shape %[[ET]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, %[[M]], 3]
+// TILES:         %[[T:.+]] = arith.ceildivui %[[M]], %c4 : index
+// TILES:         scf.forall (%[[H:.+]]) in (2) shared_outs
+// TILES:           scf.for %{{.*}} = %c0 to %[[T]] step %c1 iter_args(%[[ACC:.+]] = %{{.*}}) -> (tensor<3x4xf32>)
+// TILES:             %[[PT:.+]] = scf.if %{{.*}} -> (tensor<4x3xf32>)
+// TILES:             %[[KT:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>)
+// X'_bh += (E^T)_t^T K_t
+// TILES:             linalg.generic {indexing_maps = [#[[AT]], #[[MM_B]], #[[MM_C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PT]], %[[KT]] : tensor<4x3xf32>, tensor<4x4xf32>) outs(%[[ACC]] : tensor<3x4xf32>)
+// TILES:           tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, %[[H]], 0, 0] [1, 1, 3, 4]
+func.func @linformer_projection(%k: !t, %v: !t, %e: tensor<3x?xf32>, %f: tensor<3x?xf32>, %q: !t) -> !t {
+  %0 = attn.term kernel elu1 (%q, %k, %v) project(%e, %f : tensor<3x?xf32>, tensor<3x?xf32>) order kv_first : !t, !t, !t -> !t
+  return %0 : !t
+}
