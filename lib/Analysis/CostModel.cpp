@@ -682,9 +682,9 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   work.qkFlops = computedPairFlops + rescaleFlops + divideFlops;
   // Counted by tiles, the tiles a mask cuts run at the masked rate, the
   // rest at the unmasked one; counted by pairs, all of a masked term does.
-  work.qkCutFlops = target.qkWholeTiles  ? computed.cut * perPair * heads
-                    : computed.cut > 0 ? work.qkFlops
-                                       : 0;
+  work.qkCutFlops = target.qkWholeTiles ? computed.cut * perPair * heads
+                    : computed.cut > 0  ? work.qkFlops
+                                        : 0;
   work.qkExp = shape.score == Score::Softmax;
   work.qkMasked = mask != MaskKind::None;
   work.featureFlops = features;
@@ -738,8 +738,7 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                 << shape.heads / shape.keyHeads << " query heads";
   description << ", online "
               << (shape.score == Score::Softmax ? "softmax" : "normaliser")
-              << " in " << queryTile << "x" << keyTile
-              << " tiles";
+              << " in " << queryTile << "x" << keyTile << " tiles";
   strategy.description = description.str();
   return strategy;
 }

@@ -175,8 +175,8 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   // tile doubled the products).
   int64_t keyRows = op.getKey().getType().getDimSize(2);
   if (op.isProjected())
-    keyRows = cast<RankedTensorType>(op.getKeyProjection().getType())
-                  .getDimSize(0);
+    keyRows =
+        cast<RankedTensorType>(op.getKeyProjection().getType()).getDimSize(0);
   auto keysOf = [&](int64_t tile) {
     if (staticTiles || ShapedType::isDynamic(keyRows))
       return tile;
@@ -211,8 +211,8 @@ static Value twice(LinalgBuilder &b, Value x) {
 
 /// Reads the sizes and clauses of \p op and builds its projection and
 /// feature rows, in that order.
-static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op,
-                                      int64_t tile, bool staticTiles) {
+static TermOperands buildTermOperands(LinalgBuilder &b, TermOp op, int64_t tile,
+                                      bool staticTiles) {
   TermOperands term;
   term.resultType = op.getResult().getType();
   term.initialState = op.getInitialState();

@@ -29,11 +29,10 @@ using namespace mlir::attn::to_linalg;
 /// X'_bh += P_t X_t a register-tiled product (P^T's rows and X's, zero past
 /// N). The 5-D contraction as one linalg.generic ran as a scalar loop nest
 /// on one core (~2 GFLOP/s: Linformer's projections were 98% of its time).
-static Value projectSequenceInTiles(LinalgBuilder &b, Value projection,
-                                    Value x, int64_t tile) {
+static Value projectSequenceInTiles(LinalgBuilder &b, Value projection, Value x,
+                                    int64_t tile) {
   ImplicitLocOpBuilder &ob = b.b;
-  Value rows = b.dim(projection, 0), length = b.dim(x, 2),
-        width = b.dim(x, 3);
+  Value rows = b.dim(projection, 0), length = b.dim(x, 2), width = b.dim(x, 3);
   Value batch = b.dim(x, 0), heads = b.dim(x, 1);
   // P^T [N, k] once, as a [1, 1, N, k] tensor whose row tiles rowTile pads.
   Value transposed = b.transposeTile(projection);
@@ -48,11 +47,11 @@ static Value projectSequenceInTiles(LinalgBuilder &b, Value projection,
                                 LinalgBuilder::ofr(rows)});
   Value tiles = b.ceilDiv(length, tile);
   Value projected = b.empty({batch, heads, rows, width});
-  auto forall = scf::ForallOp::create(
-      ob,
-      ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
-                             LinalgBuilder::ofr(heads)},
-      ValueRange{projected}, std::nullopt);
+  auto forall =
+      scf::ForallOp::create(ob,
+                            ArrayRef<OpFoldResult>{LinalgBuilder::ofr(batch),
+                                                   LinalgBuilder::ofr(heads)},
+                            ValueRange{projected}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(ob);
     ob.setInsertionPoint(forall.getTerminator());

@@ -293,8 +293,8 @@ constexpr double kFavorKeyHeadroom = 36.0;
 /// register-tiled products over tiles of \p tile rows of the sequence, one
 /// (batch, head) per forall iteration; with \p staticTiles (the GPU form)
 /// one linalg.generic.
-Value projectSequence(LinalgBuilder &b, Value projection, Value x,
-                      int64_t tile, bool staticTiles);
+Value projectSequence(LinalgBuilder &b, Value projection, Value x, int64_t tile,
+                      bool staticTiles);
 
 /// The whole-sequence feature rows phi(Q) [B, H, N, W] and phi(K)
 /// [B, H, M, W] of the term; softmax and relu2 get (Q s, K). Built where a

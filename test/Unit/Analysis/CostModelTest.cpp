@@ -1081,8 +1081,7 @@ TEST(QkFirst, WholeTilesCountPaddedAndDiagonalTiles) {
   shape.staticQueries = shape.staticKeys = true;
   expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 256 * 257 + 1024);
   shape.keys = 20;
-  expectNear(estimateQkFirst(shape, tiles).work.qkFlops,
-             16 * 24 * 257 + 1024);
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 16 * 24 * 257 + 1024);
   // Causal N = 40 static: one 40×40 tile; N = 100: query tiles of 64 rows
   // see one key tile, then two: 3·4096 pairs.
   shape.mask = MaskKind::Causal;
@@ -1112,8 +1111,7 @@ TEST(QkFirst, WholeTilesCountPaddedAndDiagonalTiles) {
   // No mask, N = 100: the second key tile, past M, is cut.
   shape.mask = MaskKind::None;
   shape.queries = shape.keys = 100;
-  expectNear(estimateQkFirst(shape, tiles).work.qkCutFlops,
-             128 * 64 * 257.0);
+  expectNear(estimateQkFirst(shape, tiles).work.qkCutFlops, 128 * 64 * 257.0);
   expectNear(estimateQkFirst(shape, plain).work.qkCutFlops, 0);
   shape.mask = MaskKind::Causal;
   Target t = cpuTarget();
