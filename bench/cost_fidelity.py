@@ -185,6 +185,9 @@ def bisect_crossover(runner, group, low, high, kv_name, steps):
                             chunk),
         }
         times = fastest_times(runner, specs)
+        sys.stderr.write("# bisect %s%s N = %d: qk %.1f us, %s %.1f us\n" % (
+            variant, " causal" if causal else "", mid, times["qk"] * 1e6,
+            kv_name, times["kv"] * 1e6))
         if times["kv"] < times["qk"]:
             high = mid
         else:

@@ -650,11 +650,14 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   // What the loops compute, for the time: whole tiles when the target says
   // its code runs them (a calibration measures that it does).
   // (Static lengths below a tile get smaller tiles, as
-  // attn-convert-to-linalg builds them for the CPU: N query rows, M keys
-  // rounded up to 8. The GPU kernels run whole static tiles.)
+  // attn-convert-to-linalg builds them for the CPU: N query rows (from 8 on
+  // rounded up to 8), M keys rounded up to 8. The GPU kernels run whole
+  // static tiles.)
   const bool shrinks = target.name != "nvptx";
+  int64_t shrunkRows =
+      shape.queries >= 8 ? (shape.queries + 7) / 8 * 8 : shape.queries;
   int64_t queryTile = shrinks && shape.staticQueries
-                          ? std::min(target.queryTile, shape.queries)
+                          ? std::min(target.queryTile, shrunkRows)
                           : target.queryTile;
   queryTile = std::max<int64_t>(queryTile, 1);
   // (The split-key form keeps whole key tiles.)

@@ -2,7 +2,8 @@
 
 // A static N and M below the tile (64): qk-first's tiles shrink to the N
 // query rows and the M keys rounded up to 8, not padded to 64 x 64 (at
-// N = 32 the padded tile doubled the products). N = M = 5: one 5 x 8 tile.
+// N = 32 the padded tile doubled the products); fewer than 8 rows stay
+// unpadded (a decode step). N = M = 5: one 5 x 8 tile.
 // S = Q_t K_t^T (5 x 4 times 4 x 8), then acc += W V_t (5 x 8 times 8 x 4).
 // CHECK-LABEL: func.func @static_short(
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<5x4xf32>, tensor<4x8xf32>) outs(%{{.*}} : tensor<5x8xf32>)
@@ -11,6 +12,17 @@
 func.func @static_short(%q: tensor<1x2x5x4xf32>, %k: tensor<1x2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32> {
   %0 = attn.term kernel elu1 (%q, %k, %v) mask causal order qk_first : tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x5x4xf32>
   return %0 : tensor<1x2x5x4xf32>
+}
+
+// -----
+
+// N = M = 45: the rows too are rounded up to 8 (the register tiles' rows; a
+// remainder of 5 rows ran a slower loop): one 48 x 48 tile.
+// CHECK-LABEL: func.func @static_odd(
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<48x4xf32>, tensor<4x48xf32>) outs(%{{.*}} : tensor<48x48xf32>)
+func.func @static_odd(%q: tensor<1x2x45x4xf32>, %k: tensor<1x2x45x4xf32>, %v: tensor<1x2x45x4xf32>) -> tensor<1x2x45x4xf32> {
+  %0 = attn.term kernel elu1 (%q, %k, %v) order qk_first : tensor<1x2x45x4xf32>, tensor<1x2x45x4xf32>, tensor<1x2x45x4xf32> -> tensor<1x2x45x4xf32>
+  return %0 : tensor<1x2x45x4xf32>
 }
 
 // -----

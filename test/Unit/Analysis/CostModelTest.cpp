@@ -330,9 +330,9 @@ TEST(QkFirst, TilesComeFromTheTarget) {
   expectNear(s.bytes, 132480);
   // a 128×32 tile of 4 bytes on min(6, 4) = 4 cores: 4096 · 4 · 4 = 65536
   expectNear(s.peakBytes, 65536);
-  // N = 100 static: one 100×32 tile a column of tiles.
+  // N = 100 static: one tile of 104 rows (100 rounded up to 8) a column.
   shape.staticQueries = true;
-  expectNear(estimateQkFirst(shape, t).peakBytes, 100 * 32 * 4 * 4);
+  expectNear(estimateQkFirst(shape, t).peakBytes, 104 * 32 * 4 * 4);
 }
 
 TEST(KvFirst, Elu1) {
@@ -1082,6 +1082,10 @@ TEST(QkFirst, WholeTilesCountPaddedAndDiagonalTiles) {
   expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 256 * 257 + 1024);
   shape.keys = 20;
   expectNear(estimateQkFirst(shape, tiles).work.qkFlops, 16 * 24 * 257 + 1024);
+  // N = M = 45: a 48×48 tile (rows from 8 on rounded up to 8 too).
+  shape.queries = shape.keys = 45;
+  expectNear(estimateQkFirst(shape, tiles).work.qkFlops,
+             48 * 48 * 257 + 45 * 64);
   // Causal N = 40 static: one 40×40 tile; N = 100: query tiles of 64 rows
   // see one key tile, then two: 3·4096 pairs.
   shape.mask = MaskKind::Causal;
