@@ -654,17 +654,14 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   // rounded up to 8), M keys rounded up to 8. The GPU kernels run whole
   // static tiles.)
   const bool shrinks = target.name != "nvptx";
-  int64_t shrunkRows =
-      shape.queries >= 8 ? (shape.queries + 7) / 8 * 8 : shape.queries;
   int64_t queryTile = shrinks && shape.staticQueries
-                          ? std::min(target.queryTile, shrunkRows)
+                          ? qkQueryTileFor(target.queryTile, shape.queries)
                           : target.queryTile;
   queryTile = std::max<int64_t>(queryTile, 1);
   // (The split-key form keeps whole key tiles.)
-  int64_t keyTile =
-      shrinks && shape.staticKeys && !usesSplitKeys(shape)
-          ? std::min(target.keyTile, (shape.attendedKeys() + 7) / 8 * 8)
-          : target.keyTile;
+  int64_t keyTile = shrinks && shape.staticKeys && !usesSplitKeys(shape)
+                        ? qkKeyTileFor(target.keyTile, shape.attendedKeys())
+                        : target.keyTile;
   keyTile = std::max<int64_t>(keyTile, 1);
   TilePairs computed{pairs, mask != MaskKind::None ? pairs : 0.0};
   if (target.qkWholeTiles)

@@ -163,37 +163,33 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   // Fewer queries than a tile, static (a decode step): tiles of N query
   // rows, not N real rows padded to a whole tile (qk-first's query tiles,
   // the recurrent order's feature tiles: padding a one-token step moved more
-  // bytes than its state). qk-first rounds N >= 8 up to 8 rows: its register
-  // tiles are 8 or 4 rows, and the rows left over ran a remainder loop
-  // (N = 45 took 58 us, N = 48 46 us).
+  // bytes than its state). qk-first's rows and keys follow
+  // cost::qkQueryTileFor / qkKeyTileFor, which the cost model counts too (N
+  // = 45 took 58 us in 45-row tiles, N = 48 46 us; at M = 32 a 64-key tile
+  // doubled the products).
   int64_t queryRows = op.getQuery().getType().getDimSize(2);
-  auto rowsOf = [&](int64_t tile, bool roundUp) {
-    if (staticTiles || ShapedType::isDynamic(queryRows))
-      return tile;
-    if (roundUp && queryRows >= 8)
-      return std::min<int64_t>(tile, llvm::alignTo(queryRows, 8));
-    return std::min(tile, queryRows);
-  };
-  // Fewer keys than a tile, static: one key tile of the keys rounded up to
-  // eight (an AVX2 vector), not padded to a whole tile (at N = 32 the padded
-  // tile doubled the products).
   int64_t keyRows = op.getKey().getType().getDimSize(2);
   if (op.isProjected())
     keyRows =
         cast<RankedTensorType>(op.getKeyProjection().getType()).getDimSize(0);
-  auto keysOf = [&](int64_t tile) {
-    if (staticTiles || ShapedType::isDynamic(keyRows))
-      return tile;
-    return std::min<int64_t>(tile, llvm::alignTo(keyRows, 8));
+  // (static-tiles, the GPU form, keeps whole tiles.)
+  auto known = [&](int64_t rows) {
+    return !staticTiles && !ShapedType::isDynamic(rows);
   };
-  plan.qkFirst = QkFirstTiles{/*queryTile=*/rowsOf(qkTile, /*roundUp=*/true),
-                              /*keyTile=*/keysOf(qkTile), staticTiles};
+  plan.qkFirst = QkFirstTiles{
+      /*queryTile=*/known(queryRows)
+          ? ::attn::cost::qkQueryTileFor(qkTile, queryRows)
+          : qkTile,
+      /*keyTile=*/
+          known(keyRows) ? ::attn::cost::qkKeyTileFor(qkTile, keyRows) : qkTile,
+      staticTiles};
   plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
                               /*keyTile=*/defaultTile, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
-  plan.recurrent =
-      RecurrentTiles{rowsOf(defaultTile, /*roundUp=*/false), staticTiles};
+  plan.recurrent = RecurrentTiles{
+      known(queryRows) ? std::min(defaultTile, queryRows) : defaultTile,
+      staticTiles};
   if (plan.order == Order::QkFirst) {
     int64_t stacked = splitKeyRows(op, mask, staticTiles);
     if (stacked > 0)

@@ -70,12 +70,7 @@ static Value projectSequenceInTiles(LinalgBuilder &b, Value projection, Value x,
           scf::YieldOp::create(ib, inner.matmulTN(pTile, xTile, iter[0]));
         });
     ob.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        ob, loop.getResult(0), forall.getRegionIterArgs()[0],
-        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
-        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(rows),
-         LinalgBuilder::ofr(width)},
-        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    storeHeadRows(ob, forall, loop.getResult(0), bi, hi, rows, width);
   }
   return forall.getResult(0);
 }

@@ -84,12 +84,7 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
                                           inner.columnSum(phiK, iter[1])});
         });
     ob.setInsertionPointToStart(statePass.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        ob, loop.getResult(0), statePass.getRegionIterArgs()[0],
-        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
-        {ob.getIndexAttr(1), ob.getIndexAttr(1), LinalgBuilder::ofr(width),
-         LinalgBuilder::ofr(valueDim)},
-        SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+    storeHeadRows(ob, statePass, loop.getResult(0), bi, hi, width, valueDim);
     tensor::ParallelInsertSliceOp::create(
         ob, loop.getResult(1), statePass.getRegionIterArgs()[1],
         {bi, hi, ob.getIndexAttr(0)},
