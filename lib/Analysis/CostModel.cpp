@@ -659,7 +659,8 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                           : target.queryTile;
   queryTile = std::max<int64_t>(queryTile, 1);
   // (The split-key form keeps whole key tiles.)
-  int64_t keyTile = shrinks && shape.staticKeys && !usesSplitKeys(shape)
+  const bool splitKeys = usesSplitKeys(shape);
+  int64_t keyTile = shrinks && shape.staticKeys && !splitKeys
                         ? qkKeyTileFor(target.keyTile, shape.attendedKeys())
                         : target.keyTile;
   keyTile = std::max<int64_t>(keyTile, 1);
@@ -700,7 +701,6 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
                    queryTiles * keysPerTile * (shape.featureDim + e) + n * e;
   // The split-key form of a few queries (SplitKeys.cpp) reads each visible
   // K and V tile once per group of query heads, in place.
-  const bool splitKeys = usesSplitKeys(shape);
   double group = shape.keyHeads > 0 ? double(shape.heads) / shape.keyHeads : 1;
   if (splitKeys)
     perHead = n * shape.featureDim +
