@@ -122,7 +122,10 @@ static const TargetField kTargetFields[] = {
     {"feature_efficiency", &Target::featureEfficiency, nullptr, true},
     {"recurrent_efficiency", &Target::recurrentEfficiency, nullptr, true},
     {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr, false},
+    {"kv_width_half_efficiency", &Target::kvWidthHalfEfficiency, nullptr,
+     false},
     {"chunk_overhead", &Target::chunkOverhead, nullptr, false},
+    {"qk_row_cost", &Target::qkRowCost, nullptr, false},
     {"query_tile", nullptr, &Target::queryTile, false},
     {"key_tile", nullptr, &Target::keyTile, false},
     {"qk_whole_tiles", nullptr, &Target::qkWholeTiles, false},
@@ -194,11 +197,11 @@ static bool setField(Target &target, const std::string &key,
   }
   char *end = nullptr;
   double number = std::strtod(value.c_str(), &end);
-  bool mayBeZero = key == "launch_overhead" || key == "chunk_half_efficiency" ||
-                   key == "chunk_overhead" ||
-                   key.find("head_overhead") != std::string::npos ||
-                   key.find("call_overhead") != std::string::npos ||
-                   key == "qk_whole_tiles";
+  bool mayBeZero =
+      key == "launch_overhead" || key == "chunk_half_efficiency" ||
+      key == "kv_width_half_efficiency" || key == "chunk_overhead" ||
+      key == "qk_row_cost" || key.find("head_overhead") != std::string::npos ||
+      key.find("call_overhead") != std::string::npos || key == "qk_whole_tiles";
   if (value.empty() || *end != '\0' || !std::isfinite(number) || number < 0 ||
       (number == 0 && !mayBeZero))
     return error = "'" + key + "' needs a positive number, got '" + value + "'",
@@ -487,10 +490,14 @@ double cost::computeSeconds(const Work &work, const Target &target) {
       (work.qkFlops - work.qkCutFlops) /
           (target.peakFlops * target.qk(work.qkExp, false)) +
       work.qkCutFlops / (target.peakFlops * target.qk(work.qkExp, true));
-  // Small chunks make small, latency-bound state products.
-  double stateEfficiency = target.kvEfficiency;
+  // Small chunks and narrow states make small, latency-bound state
+  // products.
+  double stateSlowdown = 1;
   if (work.chunk > 0)
-    stateEfficiency *= work.chunk / (work.chunk + target.chunkHalfEfficiency);
+    stateSlowdown += target.chunkHalfEfficiency / work.chunk;
+  if (work.stateWidth > 0)
+    stateSlowdown += target.kvWidthHalfEfficiency / work.stateWidth;
+  double stateEfficiency = target.kvEfficiency / stateSlowdown;
   double peak = target.peakFlops;
   double chunkScale = work.chunk > 0 ? target.chunkScaleFor(work.chunk) : 1;
   return qkSeconds +
@@ -537,7 +544,8 @@ double cost::predictSeconds(const Work &work, const Target &target) {
   return std::max(computeSeconds(work, target),
                   work.bytes / target.memoryBandwidth) +
          work.launches * target.launchOverhead + fixedSeconds(work, target) +
-         work.chunks * target.chunkOverhead;
+         work.chunks * target.chunkOverhead +
+         work.qkRowElements * target.qkRowCost;
 }
 
 /// Fills the strategy's totals and times from its work.
@@ -690,6 +698,7 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   work.qkMasked = mask != MaskKind::None;
   work.featureFlops = features;
   work.projectionFlops = projection;
+  work.qkRowElements = n * e * heads;
 
   // Q is read once and O written once; K and V are streamed once per query
   // tile (flash tiling never materialises the N×M weights), but only the
@@ -789,6 +798,7 @@ Strategy cost::estimateKvFirst(const TermShape &shape, const Target &target,
     strategy.chunk = shape.maskBlock;
   }
   work.stateFlops = stateFlops + outputFlops;
+  work.stateWidth = std::min(w, e);
   work.intraFlops = intraFlops;
   work.featureFlops = features;
   work.projectionFlops = projection;
@@ -1050,7 +1060,9 @@ enum Unknown {
   QkKernelMasked,
   State,      ///< s/FLOP of the kv-first contractions (and projections)
   ChunkState, ///< chunk_half_efficiency × State, per FLOP / chunk
+  StateWidth, ///< kv_width_half_efficiency × State, per FLOP / width
   ChunkCount, ///< chunk_overhead: seconds per chunk and (batch, head)
+  QkRow,      ///< qk_row_cost: seconds per qk-first output element
   Intra,
   Feature,
   Recurrent, ///< s/FLOP of the recurrent order's per-token updates
@@ -1080,7 +1092,10 @@ static void columns(const Work &work, double (&row)[NumUnknowns]) {
   row[State] = work.stateFlops + work.projectionFlops;
   if (work.chunk > 0)
     row[ChunkState] = work.stateFlops / work.chunk;
+  if (work.stateWidth > 0)
+    row[StateWidth] = work.stateFlops / work.stateWidth;
   row[ChunkCount] = work.chunks;
+  row[QkRow] = work.qkRowElements;
   row[Intra] = work.intraFlops;
   row[Feature] = work.featureFlops;
   row[Recurrent] = work.recurrentFlops;
@@ -1117,7 +1132,9 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   x[QkKernelMasked] = 1 / (peak * target.qk(false, true));
   x[State] = 1 / (peak * target.kvEfficiency);
   x[ChunkState] = target.chunkHalfEfficiency * x[State];
+  x[StateWidth] = target.kvWidthHalfEfficiency * x[State];
   x[ChunkCount] = target.chunkOverhead;
+  x[QkRow] = target.qkRowCost;
   x[Intra] = 1 / (peak * target.chunkedEfficiency);
   x[Feature] = 1 / (peak * target.featureEfficiency);
   x[Recurrent] = 1 / (peak * target.recurrentEfficiency);
@@ -1169,8 +1186,13 @@ void cost::fitTarget(const std::vector<Measurement> &samples, Target &target) {
   if (seen[ChunkState])
     target.chunkHalfEfficiency =
         x[State] > 0 ? std::min(1e6, x[ChunkState] / x[State]) : 0;
+  if (seen[StateWidth])
+    target.kvWidthHalfEfficiency =
+        x[State] > 0 ? std::min(1e6, x[StateWidth] / x[State]) : 0;
   if (seen[ChunkCount])
     target.chunkOverhead = x[ChunkCount];
+  if (seen[QkRow])
+    target.qkRowCost = x[QkRow];
   if (seen[Intra])
     target.chunkedEfficiency = efficiency(Intra);
   if (seen[Feature])

@@ -365,13 +365,16 @@ static std::vector<Probe> probes() {
             Order::KvFirst, 32, 8, 128});
   add(Probe{"kv-first causal chunks", Score::Kernel, FeatureMap::Elu1, true,
             Order::KvFirst, 64, 8, 256});
-  // Wider heads: the same families at D = 128.
-  add(Probe{"D = 128", Score::Kernel, FeatureMap::Elu1, false, Order::QkFirst,
-            0, 8, 512, 128});
+  // Wider heads: the same families at D = 128; qk-first at one and two
+  // tiles too, where the per-row work (qk_row_cost) weighs most.
+  for (int64_t n : {64, 128, 512})
+    add(Probe{"D = 128", Score::Kernel, FeatureMap::Elu1, false, Order::QkFirst,
+              0, 8, n, 128});
   add(Probe{"D = 128", Score::Kernel, FeatureMap::Elu1, true, Order::QkFirst, 0,
             8, 512, 128});
-  add(Probe{"D = 128", Score::Kernel, FeatureMap::Elu1, false, Order::KvFirst,
-            0, 8, 512, 128});
+  for (int64_t n : {128, 512})
+    add(Probe{"D = 128", Score::Kernel, FeatureMap::Elu1, false, Order::KvFirst,
+              0, 8, n, 128});
   for (int64_t c : {32, 64})
     add(Probe{"D = 128", Score::Kernel, FeatureMap::Elu1, true, Order::KvFirst,
               c, 8, 1024, 128});

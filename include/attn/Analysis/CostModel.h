@@ -96,10 +96,22 @@ struct Target {
   /// for chunk c: small chunks make small, latency-bound products. h is the
   /// chunk at which they reach half of kvEfficiency.
   double chunkHalfEfficiency = 4;
+  /// The same for the state's width: kv-first's contractions run at
+  /// kvEfficiency / (1 + h_c/c + h_w/w) for chunk c (0 for plain kv-first)
+  /// and state width w = min(φ's width, the value width): narrow states make
+  /// narrow products (on Sapphire Rapids a 64-wide state runs at ~0.8x the
+  /// rate of a 128-wide one). Built-in: 0.
+  double kvWidthHalfEfficiency = 0;
   /// Seconds per chunk of causal chunked kv-first, per (batch, head): the
   /// per-chunk work whose size does not follow the state's (the loop step,
   /// its small intra-chunk products' set-up). Built-in: 0.
   double chunkOverhead = 0;
+  /// Seconds per query row and value column of the qk-first loops, per
+  /// (batch, head): the work each output row costs apart from its pairs
+  /// (its Q rows' copy-in, the accumulator's set-up, the final division,
+  /// the output's stores), which one or two key tiles do not amortise.
+  /// Built-in: 0.
+  double qkRowCost = 0;
   /// Query rows per tile of the qk-first loops: K and V are re-read once
   /// per query tile.
   int64_t queryTile = 64;
@@ -163,7 +175,7 @@ struct Target {
 
 /// The version of the target file format (the `version` key) and of the
 /// formulas a calibration fits: a file of another version is stale.
-constexpr int64_t kTargetFormatVersion = 2;
+constexpr int64_t kTargetFormatVersion = 3;
 
 /// This kind of machine: AMD EPYC Zen 4, 2 cores, ~105 GFLOP/s fp32 sgemm per
 /// core, ~31 GB/s with both cores.
@@ -180,6 +192,7 @@ Target nvptxTarget();
 /// same four with call instead of head,
 /// chunk_scale_16 ... chunk_scale_1024,
 /// chunked_efficiency, feature_efficiency, chunk_half_efficiency,
+/// chunk_overhead, qk_row_cost, kv_width_half_efficiency,
 /// query_tile, key_tile, qk_whole_tiles, launch_overhead), `base =
 /// cpu|nvptx` to start from
 /// a built-in one, and the calibration's `version` (must be
@@ -218,6 +231,10 @@ struct Work {
   double chunk = 0;
   double intraFlops = 0;      ///< quadratic part inside causal chunks
   double chunks = 0;          ///< causal chunks, over all (batch, head)
+  /// kv-first: the state's width min(φ's width, value width); 0: none.
+  double stateWidth = 0;
+  /// qk-first: query rows × value columns, over all (batch, head).
+  double qkRowElements = 0;
   double featureFlops = 0;    ///< feature maps
   double recurrentFlops = 0;  ///< the recurrent order's per-token updates
   double projectionFlops = 0; ///< Linformer's K' and V'

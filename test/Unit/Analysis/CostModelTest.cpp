@@ -293,6 +293,18 @@ TEST(QkFirst, Softmax) {
   expectNear(s.peakBytes, 32768);
 }
 
+TEST(QkFirst, RowCostPerOutputElement) {
+  // 100 query rows × 8 value columns × 6 (batch, head) = 4800 elements at
+  // qk_row_cost each, on top of the rest.
+  TermShape shape = crossShape(Score::Softmax, FeatureMap::None);
+  Target rowCost = cpuTarget();
+  rowCost.qkRowCost = 1e-6;
+  Strategy without = estimateQkFirst(shape, cpuTarget());
+  Strategy with = estimateQkFirst(shape, rowCost);
+  expectNear(with.work.qkRowElements, 4800);
+  expectNear(with.seconds - without.seconds, 4800e-6);
+}
+
 TEST(QkFirst, Relu2) {
   Strategy s = estimateQkFirst(crossShape(Score::Relu2, FeatureMap::None),
                                cpuTarget());
@@ -658,7 +670,9 @@ TEST(Targets, Errors) {
   t = cpuTarget();
   EXPECT_EQ(parseTarget("version = 0\n", t),
             "line 1: target file version '0' is not the version this attn "
-            "reads (2): the file is stale; run `attnc calibrate` again");
+            "reads (" +
+                std::to_string(kTargetFormatVersion) +
+                "): the file is stale; run `attnc calibrate` again");
   t = cpuTarget();
   EXPECT_EQ(parseTarget("{\"nope\": 2}", t), "unknown target key 'nope'");
 }
@@ -913,7 +927,7 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
   const double peak = 1e11, launch = 5e-6;
   const double qkSoftmax = 0.3, qkSoftmaxMasked = 0.2, qkKernel = 0.4,
                qkKernelMasked = 0.25, kv = 0.6, half = 48, intra = 0.15,
-               feature = 0.1, perChunk = 2e-7;
+               feature = 0.1, perChunk = 2e-7, perRow = 3e-10, widthHalf = 40;
   std::vector<Measurement> samples;
   for (double flops : {1e6, 1e8, 3e9}) {
     samples.push_back({qkWork(flops, true, false),
@@ -922,6 +936,12 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
                        flops / (peak * qkSoftmaxMasked) + launch});
     samples.push_back({qkWork(flops, false, false),
                        flops / (peak * qkKernel) + launch});
+    // The same loops with output rows of their own cost (qk_row_cost): a
+    // count that does not follow the FLOPs.
+    Work rows = qkWork(flops, false, false);
+    rows.qkRowElements = 4096 + flops / 1e4;
+    samples.push_back({rows, flops / (peak * qkKernel) +
+                                 rows.qkRowElements * perRow + launch});
     samples.push_back({qkWork(flops, false, true),
                        flops / (peak * qkKernelMasked) + launch});
     // A causal term whose diagonal tiles are a quarter of its FLOPs: they
@@ -935,6 +955,14 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
     samples.push_back({kvWork(flops, 0, 0, flops / 10),
                        flops / (peak * kv) + flops / 10 / (peak * feature) +
                            2 * launch});
+    // The same with states 64 and 128 wide, which run at
+    // kv / (1 + widthHalf / w).
+    for (double width : {64.0, 128.0}) {
+      Work wide = kvWork(flops, 0, 0, 0);
+      wide.stateWidth = width;
+      samples.push_back(
+          {wide, flops * (1 + widthHalf / width) / (peak * kv) + 2 * launch});
+    }
     for (double chunk : {16.0, 64.0, 256.0}) {
       // The state runs at kv·c/(c + half); the intra-chunk part is c/64 of
       // the state's FLOPs.
@@ -959,6 +987,8 @@ TEST(Fit, RecoversTheRatesThatMadeTheTimes) {
   EXPECT_NEAR(target.kvEfficiency, kv, 1e-3);
   EXPECT_NEAR(target.chunkHalfEfficiency, half, 0.1);
   EXPECT_NEAR(target.chunkOverhead, perChunk, 1e-10);
+  EXPECT_NEAR(target.qkRowCost, perRow, 1e-13);
+  EXPECT_NEAR(target.kvWidthHalfEfficiency, widthHalf, 0.1);
   EXPECT_NEAR(target.chunkedEfficiency, intra, 1e-3);
   EXPECT_NEAR(target.featureEfficiency, feature, 1e-3);
   // Fixed costs are fitted per call of each kind: 1 launch for qk-first,
@@ -1038,8 +1068,9 @@ TEST(Targets, PrintParsesBack) {
   target.machine = "Some GPU; 132 SMs";
   target.calibrated = "2026-12-01";
   std::string text = printTarget(target, "first line\nsecond line");
-  EXPECT_EQ(text.rfind("# first line\n# second line\nversion = 2\nbase = "
-                       "nvptx\n",
+  EXPECT_EQ(text.rfind("# first line\n# second line\nversion = " +
+                           std::to_string(kTargetFormatVersion) +
+                           "\nbase = nvptx\n",
                        0),
             0u)
       << text;
