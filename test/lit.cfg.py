@@ -18,6 +18,7 @@ config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%attn_libs", config.attn_lib_dir))
+config.substitutions.append(("%llvm_libs", config.llvm_lib_dir))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
@@ -37,6 +38,7 @@ tools = [
     "attn-gpu-runner",
     "attn-example-cpp",
     "not",
+    "mlir-runner",
     "split-file",
     # The stock mlir-opt from the packages, to load the plugins into.
     ToolSubst("host-mlir-opt", config.host_mlir_opt),

@@ -706,7 +706,10 @@ int attnKernelReference(const AttnKernel *kernel, void *const *arrays,
 }
 
 double attnKernelTolerance(const AttnKernel *kernel) {
-  return kernel ? checkTolerance(kernel->compiler->getSpec()) : 0.0;
+  return kernel ? checkTolerance(kernel->compiler->getSpec(),
+                                 kernel->compiler->getOptions().target ==
+                                     Target::NVPTX)
+                : 0.0;
 }
 
 int attnCompare(const float *out, const float *expected, size_t count,

@@ -10,7 +10,9 @@
 
 #include "attn/Compiler/Kernel.h"
 #include "attn/Compiler/Compiler.h"
+#include "attn/Emulation/WarpRuntime.h"
 
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -118,6 +120,15 @@ std::unique_ptr<Kernel> Kernel::load(const std::string &object, EntryAbi abi,
   if (!process)
     return fail(process.takeError());
   kernel->jit->getMainJITDylib().addGenerator(std::move(*process));
+  // The warp instructions of GPU kernels emulated on the host.
+  llvm::orc::SymbolMap warpRuntime;
+  for (auto &[name, address] : emulation::warpRuntimeSymbols())
+    warpRuntime[kernel->jit->mangleAndIntern(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(address),
+        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  if (llvm::Error err = kernel->jit->getMainJITDylib().define(
+          llvm::orc::absoluteSymbols(std::move(warpRuntime))))
+    return fail(std::move(err));
   if (llvm::Error err = kernel->jit->addObjectFile(
           llvm::MemoryBuffer::getMemBufferCopy(object, "attn-kernel.o")))
     return fail(std::move(err));

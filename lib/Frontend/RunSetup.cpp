@@ -430,8 +430,9 @@ attn::frontend::outputShape(const reference::Problem &problem) {
   return {problem.batch, problem.heads, problem.queries, problem.valueDim};
 }
 
-double attn::frontend::checkTolerance(const Spec &spec) {
+double attn::frontend::checkTolerance(const Spec &spec, bool tensorCores) {
   double tolerance = 1e-4;
+  bool softmax = false;
   for (const TermDecl &term : spec.terms) {
     bool signedFeatures = term.featureMap == FeatureMap::Identity ||
                           term.featureMap == FeatureMap::Rfa;
@@ -439,7 +440,15 @@ double attn::frontend::checkTolerance(const Spec &spec) {
                 term.normalizer == Normalizer::Default;
     if (term.featureMap == FeatureMap::FavorPlus || (signedFeatures && rows))
       tolerance = 1e-3;
+    softmax |= term.score == Score::Softmax;
   }
+  if (tensorCores && softmax)
+    for (const InputDecl &input : spec.inputs) {
+      if (input.elementType == ElementType::BF16)
+        tolerance = std::max(tolerance, 1e-2);
+      if (input.elementType == ElementType::F16)
+        tolerance = std::max(tolerance, 2e-3);
+    }
   if (spec.outputType == ElementType::F16)
     tolerance += 5e-4;
   if (spec.outputType == ElementType::BF16)

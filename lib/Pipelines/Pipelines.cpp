@@ -137,6 +137,8 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   select.target = options.target;
   select.force = options.force;
   select.chunk = options.chunk;
+  // Softmax terms over bf16 / f16 inputs: tensor-core kernels of their own.
+  pm.nest<func::FuncOp>().addPass(createAttnMmaAttention());
   addLinalgLowering(pm, select, options.tileSize, /*staticTiles=*/true);
   addBufferization(pm, /*inPlaceTiles=*/false);
 
@@ -153,8 +155,8 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   AttnApproximateMathOptions approximate;
   approximate.arithOnly = true;
   if (options.emulate) {
+    pm.addPass(createAttnEmulateGPU());
     OpPassManager &host = pm.nest<func::FuncOp>();
-    host.addPass(createAttnEmulateGPU());
     host.addPass(createAttnApproximateMath(approximate));
     host.addPass(createCanonicalizerPass());
     addHostLoweringToLLVM(pm);

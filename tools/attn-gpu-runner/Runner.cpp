@@ -675,7 +675,7 @@ int runSpec(const Options &options) {
   run.spec = std::move(*spec);
   if (!checkSpec(run.spec, diag))
     return run.specError(diag);
-  run.tolerance = checkTolerance(run.spec);
+  run.tolerance = checkTolerance(run.spec, /*tensorCores=*/true);
   std::vector<SizeBindings> combinations;
   if (!run.sizeCombinations(combinations))
     return 1;

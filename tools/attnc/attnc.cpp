@@ -555,7 +555,8 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
 
   int status = 0;
   if (checkResult) {
-    double tolerance = checkTolerance(spec);
+    double tolerance =
+        checkTolerance(spec, compiler.getOptions().target == Target::NVPTX);
     Comparison comparison =
         compareWithReference(out.data, expected.data, tolerance);
     double maxAbs = comparison.maxAbsError, maxRel = comparison.maxRelError;

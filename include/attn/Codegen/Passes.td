@@ -373,26 +373,80 @@ def AttnMergeGPUModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
     all kernels of the module into the first one (renaming clashes) and
     points every `gpu.launch_func` at it, so that a spec compiles to a
     single PTX module (one `--emit=ptx` file, one module load at run time).
+    Kernels that use `nvvm.mma.sync` get `nvvm.maxnreg = 255`: with
+    `.maxntid 128` alone ptxas aims at three blocks per SM (168 registers)
+    and spills the tensor-core kernels' fragments.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
-def AttnEmulateGPU : Pass<"attn-emulate-gpu", "::mlir::func::FuncOp"> {
+def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
+  let summary = "Softmax terms over bf16/f16 inputs as tensor-core kernels";
+  let description = [{
+    Replaces each `attn.term softmax` whose query, key and value are bf16 or
+    f16 (static shapes, head dims equal multiples of 16 up to 128, mask
+    `none` or `causal`, normaliser `rows` with ε = 0, no projection, score
+    modification, sink, lengths, lse, decay or state) by one `gpu.launch`
+    in the FlashAttention-2 form, written with warp instructions:
+
+    ```
+    grid (⌈N/64⌉, B·H), 4 warps × 16 query rows per block
+    per key tile of 64, or 32 for D > 64 (causal: up to the block's last
+    visible key):
+      K, V tiles → shared (16-byte nvvm.cp.async, rows ≥ M zero-filled;
+                   two buffers: tile kt + 1 is copied while tile kt is used)
+      S = Q Kᵀ         nvvm.mma.sync m16n8k16, f32 accumulators
+                       (Q fragments in registers, K by nvvm.ldmatrix x4)
+      s = scale·S, masked (j ≥ M or j > i + M − N) → −inf
+      m' = max(m, rowmax s)   per thread, then nvvm.shfl.sync xor 1, 2
+      P = exp(s − m'), α = exp(m − m'), l = α l + Σ P, O = α O
+      O += P V         P rounded to the input type, in registers as the
+                       A operand; V by nvvm.ldmatrix x4 .trans
+    O / l (0 for a row without a visible key); rows < N stored
+    ```
+
+    The result buffer is allocated on the host side of the launch
+    (attn-map-to-gpu moves it to the device). Other terms are left to the
+    general lowering. attn-emulate-gpu runs the kernels on the host.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnEmulateGPU : Pass<"attn-emulate-gpu", "::mlir::ModuleOp"> {
   let summary = "Run the output of attn-map-to-gpu on the host, for testing";
   let description = [{
-    Turns every `gpu.launch` made by attn-map-to-gpu into host loops that
-    compute what the GPU would: a loop over the blocks, and inside it a loop
-    over the threads around each barrier-free piece of work (each loop that
-    attn-map-to-gpu strided by the thread id). Workgroup memory becomes a
+    Turns every `gpu.launch` into host code that computes what the GPU
+    would, so that GPU kernels are tested on machines without a GPU
+    (`attnc run --target=nvptx --emulate-gpu`). Workgroup memory becomes a
     host allocation per launch and `gpu.alloc`/`gpu.dealloc` become
-    `memref.alloc`/`memref.dealloc`. Barriers then hold by construction, so
-    the result is exact for race-free kernels: this is how the GPU mapping
-    is tested on machines without a GPU (`attnc run --target=nvptx
-    --emulate-gpu`). It fails on any other use of the thread id.
+    `memref.alloc`/`memref.dealloc`; the blocks run one after the other.
+
+    1. A launch made by attn-map-to-gpu (no warp instructions) becomes a
+       loop over the blocks and, inside it, a loop over the threads around
+       each barrier-free piece of work (each loop that attn-map-to-gpu
+       strided by the thread id). Barriers then hold by construction, so the
+       result is exact for race-free kernels. Any other use of the thread id
+       is an error.
+    2. A launch that uses warp instructions (`nvvm.mma.sync` m16n8k16
+       f16/bf16 and m16n8k8 tf32 with f32 accumulators, `nvvm.ldmatrix`
+       m8n8 b16, `nvvm.shfl.sync`, `nvvm.cp.async.shared.global` and its
+       commit/wait) runs each block as an OpenMP parallel region of one host
+       thread per GPU thread: `gpu.barrier` becomes `omp.barrier` and each
+       warp instruction a call into attn's warp runtime
+       (attn/Emulation/WarpRuntime.h), which waits for the warp's 32 lanes
+       and applies the instruction's PTX definition to all their registers.
+       Blocks must be whole warps; any other NVVM op is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::omp::OpenMPDialect"
   ];
 }
 

@@ -1,5 +1,4 @@
-//===- WarpInstructions.h - PTX warp instructions, executed on the host -*- C++
-//-*-===//
+//===- WarpInstructions.h - PTX warp instructions on the host ---*- C++ -*-===//
 //
 // The semantics of the warp-level PTX instructions that tensor-core attention
 // kernels use (issue 15): mma.sync on bf16 / f16 (m16n8k16) and tf32

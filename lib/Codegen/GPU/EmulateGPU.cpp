@@ -6,12 +6,19 @@
 // computes exactly what the GPU does. The lowering is then checked against
 // the reference evaluator on any machine.
 //
+// Kernels with warp instructions (tensor cores) cannot be split that way: a
+// lane's registers live across each mma.sync, ldmatrix and shuffle. Their
+// blocks run as OpenMP parallel regions with one host thread per GPU thread,
+// and each warp instruction is a call into the warp runtime, which executes
+// it by its PTX definition once all 32 lanes have reached it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/Codegen/Passes.h"
 
 #include "attn/Codegen/Diagnostics.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -41,6 +48,230 @@ Value wrapInThreadLoop(RewriterBase &rewriter, Operation *op, Value threads) {
   rewriter.moveOpBefore(op, loop.getBody()->getTerminator());
   return loop.getInductionVar();
 }
+
+bool isWarpInstruction(Operation *op) {
+  return isa<NVVM::NVVMDialect>(op->getDialect());
+}
+
+/// Declares `func.func private @name(inputs) -> results` in \p module once.
+func::FuncOp declareFunction(ModuleOp module, StringRef name, TypeRange inputs,
+                             TypeRange results) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto function = func::FuncOp::create(
+      builder, module.getLoc(), name, builder.getFunctionType(inputs, results));
+  function.setPrivate();
+  return function;
+}
+
+/// Replaces the warp instructions of one emulated block (run by the thread
+/// \p thread, an i32) by calls into the warp runtime; \p scratch is an
+/// i32 x 4 stack slot of the thread for the results.
+class WarpInstructionLowering {
+public:
+  WarpInstructionLowering(RewriterBase &rewriter, ModuleOp module, Value thread,
+                          Value scratch)
+      : rewriter(rewriter), module(module), thread(thread), scratch(scratch) {}
+
+  LogicalResult lower(Operation *op) {
+    rewriter.setInsertionPoint(op);
+    if (auto mma = dyn_cast<NVVM::MmaOp>(op))
+      return lowerMma(mma);
+    if (auto load = dyn_cast<NVVM::LdMatrixOp>(op))
+      return lowerLdmatrix(load);
+    if (auto shuffle = dyn_cast<NVVM::ShflOp>(op))
+      return lowerShuffle(shuffle);
+    if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op))
+      return lowerCopy(copy);
+    if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op)) {
+      // The copies are complete when made.
+      rewriter.eraseOp(op);
+      return success();
+    }
+    return attn::emitOpErrorInInput(op, "is not a warp instruction that "
+                                        "attn-emulate-gpu can emulate");
+  }
+
+private:
+  Type i32() { return rewriter.getI32Type(); }
+  Type f32() { return rewriter.getF32Type(); }
+  Type pointer() { return LLVM::LLVMPointerType::get(rewriter.getContext()); }
+
+  Value constantI32(Location loc, int64_t value) {
+    return arith::ConstantIntOp::create(rewriter, loc, value, 32);
+  }
+
+  /// \p value (i32, f32 or a 2-element 16-bit vector) as the i32 register
+  /// that holds it.
+  Value asRegister(Location loc, Value value) {
+    if (value.getType() == i32())
+      return value;
+    return LLVM::BitcastOp::create(rewriter, loc, i32(), value);
+  }
+
+  /// The generic host pointer of a shared or global one.
+  Value generic(Location loc, Value value) {
+    if (value.getType() == pointer())
+      return value;
+    return LLVM::AddrSpaceCastOp::create(rewriter, loc, pointer(), value);
+  }
+
+  void call(Location loc, StringRef name, ValueRange operands,
+            TypeRange results = {}, Operation **made = nullptr) {
+    func::FuncOp callee =
+        declareFunction(module, name, operands.getTypes(), results);
+    auto op = func::CallOp::create(rewriter, loc, callee, operands);
+    if (made)
+      *made = op;
+  }
+
+  /// Element \p index of the scratch slot, as \p type.
+  Value loadScratch(Location loc, Type type, int64_t index) {
+    Value address = LLVM::GEPOp::create(
+        rewriter, loc, pointer(), i32(), scratch,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(index)});
+    return LLVM::LoadOp::create(rewriter, loc, type, address);
+  }
+
+  /// The result of \p op from the scratch slot: one register, or a struct
+  /// of them.
+  void replaceFromScratch(Operation *op, Type elementType, int64_t count) {
+    Location loc = op->getLoc();
+    Type type = op->getResult(0).getType();
+    if (!isa<LLVM::LLVMStructType>(type)) {
+      rewriter.replaceOp(op, loadScratch(loc, type, 0));
+      return;
+    }
+    Value result = LLVM::PoisonOp::create(rewriter, loc, type);
+    for (int64_t i = 0; i < count; ++i)
+      result = LLVM::InsertValueOp::create(rewriter, loc, result,
+                                           loadScratch(loc, elementType, i),
+                                           ArrayRef<int64_t>{i});
+    rewriter.replaceOp(op, result);
+  }
+
+  LogicalResult lowerMma(NVVM::MmaOp mma) {
+    Location loc = mma.getLoc();
+    NVVM::MMAShapeAttr shape = mma.getShapeAttr();
+    auto structType = dyn_cast<LLVM::LLVMStructType>(mma.getType());
+    bool f32Accumulator =
+        mma.getOperandC().size() == 4 &&
+        llvm::all_of(mma.getOperandC().getTypes(),
+                     [&](Type type) { return type == f32(); }) &&
+        structType && structType.getBody().size() == 4 &&
+        llvm::all_of(structType.getBody(),
+                     [&](Type type) { return type == f32(); });
+    if (mma.getLayoutA() != NVVM::MMALayout::row ||
+        mma.getLayoutB() != NVVM::MMALayout::col || !f32Accumulator ||
+        mma.getOperandA().size() != 4 || mma.getOperandB().size() != 2)
+      return attn::emitOpErrorInInput(
+          mma, "is not an mma.sync attn-emulate-gpu can emulate (row.col, "
+               "4 A and 2 B registers, f32 accumulators)");
+    std::optional<NVVM::MMATypes> type = mma.getMultiplicandAPtxType();
+    Type aType = mma.getOperandA().front().getType();
+    bool f16 = isa<VectorType>(aType) &&
+               cast<VectorType>(aType).getElementType().isF16();
+    SmallVector<Value> operands = {thread};
+    StringRef name;
+    if (shape.getM() == 16 && shape.getN() == 8 && shape.getK() == 16 &&
+        (f16 || (aType == i32() && (!type || *type == NVVM::MMATypes::bf16)))) {
+      name = "attn_emu_mma_m16n8k16";
+      operands.push_back(constantI32(loc, f16 ? 0 : 1));
+    } else if (shape.getM() == 16 && shape.getN() == 8 && shape.getK() == 8 &&
+               aType == i32() && type && *type == NVVM::MMATypes::tf32) {
+      name = "attn_emu_mma_m16n8k8_tf32";
+    } else {
+      return attn::emitOpErrorInInput(
+          mma, "is not an mma.sync attn-emulate-gpu can emulate "
+               "(m16n8k16 f16 / bf16 or m16n8k8 tf32)");
+    }
+    for (Value a : mma.getOperandA())
+      operands.push_back(asRegister(loc, a));
+    for (Value b : mma.getOperandB())
+      operands.push_back(asRegister(loc, b));
+    llvm::append_range(operands, mma.getOperandC());
+    operands.push_back(scratch);
+    call(loc, name, operands);
+    replaceFromScratch(mma, f32(), 4);
+    return success();
+  }
+
+  LogicalResult lowerLdmatrix(NVVM::LdMatrixOp load) {
+    Location loc = load.getLoc();
+    int64_t count = load.getNum();
+    if (load.getShape().getM() != 8 || load.getShape().getN() != 8 ||
+        load.getEltType() != NVVM::LdStMatrixEltType::B16)
+      return attn::emitOpErrorInInput(
+          load, "is not an ldmatrix attn-emulate-gpu can emulate (m8n8 b16)");
+    bool transpose = load.getLayout() == NVVM::MMALayout::col;
+    call(loc, "attn_emu_ldmatrix",
+         {thread, constantI32(loc, count), constantI32(loc, transpose),
+          generic(loc, load.getPtr()), scratch});
+    replaceFromScratch(load, i32(), count);
+    return success();
+  }
+
+  LogicalResult lowerShuffle(NVVM::ShflOp shuffle) {
+    Location loc = shuffle.getLoc();
+    int64_t mode = 0;
+    switch (shuffle.getKind()) {
+    case NVVM::ShflKind::up:
+      mode = 0;
+      break;
+    case NVVM::ShflKind::down:
+      mode = 1;
+      break;
+    case NVVM::ShflKind::bfly:
+      mode = 2;
+      break;
+    case NVVM::ShflKind::idx:
+      mode = 3;
+      break;
+    }
+    Value value = shuffle.getVal();
+    Operation *made = nullptr;
+    call(loc, "attn_emu_shfl",
+         {thread, constantI32(loc, mode), shuffle.getThreadMask(),
+          asRegister(loc, value), shuffle.getOffset(),
+          shuffle.getMaskAndClamp(), scratch},
+         {i32()}, &made);
+    Value result = made->getResult(0);
+    if (value.getType() != i32())
+      result = LLVM::BitcastOp::create(rewriter, loc, value.getType(), result);
+    if (!shuffle.getReturnValueAndIsValid()) {
+      rewriter.replaceOp(shuffle, result);
+      return success();
+    }
+    Value valid =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                              loadScratch(loc, i32(), 0), constantI32(loc, 0));
+    Type type = shuffle.getType();
+    Value pair = LLVM::PoisonOp::create(rewriter, loc, type);
+    pair = LLVM::InsertValueOp::create(rewriter, loc, pair, result,
+                                       ArrayRef<int64_t>{0});
+    pair = LLVM::InsertValueOp::create(rewriter, loc, pair, valid,
+                                       ArrayRef<int64_t>{1});
+    rewriter.replaceOp(shuffle, pair);
+    return success();
+  }
+
+  LogicalResult lowerCopy(NVVM::CpAsyncOp copy) {
+    Location loc = copy.getLoc();
+    Value bytes = constantI32(loc, copy.getSize());
+    Value source = copy.getCpSize() ? copy.getCpSize() : bytes;
+    call(loc, "attn_emu_cp_async",
+         {generic(loc, copy.getDst()), generic(loc, copy.getSrc()), bytes,
+          source});
+    rewriter.eraseOp(copy);
+    return success();
+  }
+
+  RewriterBase &rewriter;
+  ModuleOp module;
+  Value thread;
+  Value scratch;
+};
 
 struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
   void runOnOperation() override {
@@ -156,6 +387,11 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
       rewriter.eraseOp(memory);
     }
 
+    bool warpLevel = false;
+    body.walk([&](Operation *op) { warpLevel |= isWarpInstruction(op); });
+    if (warpLevel)
+      return emulateWithHostThreads(rewriter, launch, buffers);
+
     // Each thread's share of the work: the loops strided by the thread id
     // where there are barriers, else the whole body.
     Value thread = launch.getThreadIds().x;
@@ -216,6 +452,97 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
       replacements.push_back(buffer);
     rewriter.eraseOp(body.getTerminator());
     rewriter.inlineBlockBefore(&body, insertionPoint, replacements);
+    rewriter.setInsertionPointAfter(launch);
+    for (Value buffer : buffers)
+      memref::DeallocOp::create(rewriter, loc, buffer);
+    rewriter.eraseOp(launch);
+    return success();
+  }
+
+  /// Each block of \p launch as an OpenMP parallel region of one host
+  /// thread per GPU thread, its warp instructions calls into the warp
+  /// runtime (the workgroup \p buffers are host buffers already).
+  LogicalResult emulateWithHostThreads(RewriterBase &rewriter,
+                                       gpu::LaunchOp launch,
+                                       ArrayRef<Value> buffers) {
+    Location loc = launch.getLoc();
+    auto module = launch->getParentOfType<ModuleOp>();
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    Block &body = launch.getBody().front();
+    Type i32 = rewriter.getI32Type();
+
+    rewriter.setInsertionPoint(launch);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    SmallVector<Value> blockIds;
+    for (Value size : {grid.z, grid.y, grid.x}) {
+      auto loop = scf::ForOp::create(rewriter, loc, zero, size, one);
+      blockIds.push_back(loop.getInductionVar());
+      rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+    }
+    Value threads =
+        arith::IndexCastOp::create(rewriter, loc, i32, block.x).getResult();
+    func::FuncOp begin =
+        declareFunction(module, "attn_emu_block_begin", {i32}, {});
+    func::FuncOp end = declareFunction(module, "attn_emu_block_end", {}, {i32});
+    func::FuncOp threadNumber =
+        declareFunction(module, "omp_get_thread_num", {}, {i32});
+    func::CallOp::create(rewriter, loc, begin, threads);
+    omp::ParallelOperands clauses;
+    clauses.numThreads = threads;
+    auto parallel = omp::ParallelOp::create(rewriter, loc, clauses);
+    func::CallOp::create(rewriter, loc, end, ValueRange{});
+
+    Block *region = rewriter.createBlock(&parallel.getRegion());
+    rewriter.setInsertionPointToStart(region);
+    auto terminator = omp::TerminatorOp::create(rewriter, loc);
+    rewriter.setInsertionPoint(terminator);
+    Value thread =
+        func::CallOp::create(rewriter, loc, threadNumber, ValueRange{})
+            .getResult(0);
+    Value threadIndex = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(), thread);
+    // The thread's result registers, allocated once (an alloca inside the
+    // kernel's loops would grow the stack at every warp instruction).
+    Value four = arith::ConstantIntOp::create(rewriter, loc, 4, 32);
+    Value scratch = LLVM::AllocaOp::create(
+        rewriter, loc, LLVM::LLVMPointerType::get(rewriter.getContext()), i32,
+        four);
+
+    SmallVector<Value> replacements = {
+        blockIds[2], blockIds[1], blockIds[0], threadIndex, zero,    zero,
+        grid.x,      grid.y,      grid.z,      block.x,     block.y, block.z};
+    llvm::append_range(
+        replacements, buffers.take_front(launch.getNumWorkgroupAttributions()));
+    rewriter.eraseOp(body.getTerminator());
+    rewriter.inlineBlockBefore(&body, terminator, replacements);
+
+    SmallVector<Operation *> rewritten;
+    region->walk([&](Operation *op) {
+      if (isWarpInstruction(op) || isa<gpu::BarrierOp>(op))
+        rewritten.push_back(op);
+    });
+    WarpInstructionLowering lowering(rewriter, module, thread, scratch);
+    for (Operation *op : rewritten) {
+      if (isa<gpu::BarrierOp>(op)) {
+        rewriter.setInsertionPoint(op);
+        rewriter.replaceOpWithNewOp<omp::BarrierOp>(op);
+        continue;
+      }
+      if (failed(lowering.lower(op)))
+        return failure();
+    }
+    WalkResult unknown = region->walk([&](Operation *op) {
+      if (op->getDialect() && isa<gpu::GPUDialect>(op->getDialect()))
+        return attn::emitOpErrorInInput(op, "cannot be emulated in a block "
+                                            "with warp instructions"),
+               WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (unknown.wasInterrupted())
+      return failure();
+
     rewriter.setInsertionPointAfter(launch);
     for (Value buffer : buffers)
       memref::DeallocOp::create(rewriter, loc, buffer);

@@ -19,6 +19,19 @@ struct AttnMergeGPUModules
     : public attn::impl::AttnMergeGPUModulesBase<AttnMergeGPUModules> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Tensor-core kernels hold their accumulators and fragments in
+    // registers: ptxas may use all 255 (with .maxntid 128 alone it aims at
+    // 3 blocks per SM, 168 registers, and spilled the f16 D = 64 kernel).
+    module.walk([&](gpu::GPUFuncOp func) {
+      bool tensorCores =
+          func.isKernel() &&
+          func.walk([](NVVM::MmaOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+      if (tensorCores)
+        func->setAttr(
+            NVVM::NVVMDialect::getMaxnregAttrName(),
+            IntegerAttr::get(IntegerType::get(&getContext(), 32), 255));
+    });
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     if (gpuModules.size() < 2)
       return;

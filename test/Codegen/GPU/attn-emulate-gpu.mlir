@@ -223,3 +223,109 @@ func.func @thread_one(%a: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Warp instructions: each block is an OpenMP parallel region of one host
+// thread per GPU thread (the thread id is omp_get_thread_num), between
+// attn_emu_block_begin and attn_emu_block_end; gpu.barrier is omp.barrier;
+// mma.sync (f16: its registers bitcast to i32), ldmatrix (.trans from the
+// col layout) and shfl.sync (bfly = mode 2) are calls into the warp runtime
+// whose results come back through one i32 x 4 stack slot per thread,
+// allocated once at the top of the region; cp.async is a call, its
+// commit/wait groups go.
+// CHECK-LABEL: func.func @warp_launch(
+// CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
+// CHECK:         scf.for
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        scf.for %{{.+}} = %{{.+}} to %{{.+}} step
+// CHECK-NEXT:          %[[THREADS:.+]] = arith.index_cast %[[C64]] : index to i32
+// CHECK-NEXT:          func.call @attn_emu_block_begin(%[[THREADS]]) : (i32) -> ()
+// CHECK-NEXT:          omp.parallel num_threads(%[[THREADS]] : i32) {
+// CHECK-NEXT:            %[[T:.+]] = func.call @omp_get_thread_num() : () -> i32
+// CHECK:                 %[[SLOT:.+]] = llvm.alloca %{{.+}} x i32
+// CHECK:                 func.call @attn_emu_cp_async(
+// CHECK-NOT:             nvvm.
+// CHECK:                 omp.barrier
+// CHECK:                 func.call @attn_emu_ldmatrix(%[[T]], %{{.+}}, %{{.+}}, %{{.+}}, %[[SLOT]]) : (i32, i32, i32, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK:                 llvm.bitcast %{{.+}} : vector<2xf16> to i32
+// CHECK:                 func.call @attn_emu_mma_m16n8k16(%[[T]], %{{.+}}) : (i32, i32, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32, !llvm.ptr) -> ()
+// CHECK:                 func.call @attn_emu_shfl(%[[T]], %{{.+}}) : (i32, i32, i32, i32, i32, i32, !llvm.ptr) -> i32
+// CHECK:                 omp.terminator
+// CHECK:               func.call @attn_emu_block_end() : () -> i32
+// CHECK-NOT:     gpu.
+// CHECK-NOT:     nvvm.
+// CHECK:         return
+func.func @warp_launch(%in: memref<64xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%w : memref<256xf16, #gpu.address_space<workgroup>>) {
+    %tile = memref.memory_space_cast %w : memref<256xf16, #gpu.address_space<workgroup>> to memref<256xf16>
+    %base = memref.extract_aligned_pointer_as_index %tile : memref<256xf16> -> index
+    %bits = arith.index_cast %base : index to i64
+    %generic = llvm.inttoptr %bits : i64 to !llvm.ptr
+    %shared = llvm.addrspacecast %generic : !llvm.ptr to !llvm.ptr<3>
+    %src = memref.extract_aligned_pointer_as_index %in : memref<64xf32> -> index
+    %srcBits = arith.index_cast %src : index to i64
+    %global = llvm.inttoptr %srcBits : i64 to !llvm.ptr<1>
+    nvvm.cp.async.shared.global %shared, %global, 16, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    gpu.barrier
+    %pair = nvvm.ldmatrix %shared {num = 2 : i32, layout = #nvvm.mma_layout<col>,
+      shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, eltType = #nvvm.ld_st_matrix_elt_type<b16>}
+      : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32)>
+    %r0 = llvm.extractvalue %pair[0] : !llvm.struct<(i32, i32)>
+    %r1 = llvm.extractvalue %pair[1] : !llvm.struct<(i32, i32)>
+    %h = llvm.bitcast %r0 : i32 to vector<2xf16>
+    %z = arith.constant 0.0 : f32
+    %acc = nvvm.mma.sync A[%h, %h, %h, %h] B[%h, %h] C[%z, %z, %z, %z]
+      {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+       shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.extractvalue %acc[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %all = arith.constant -1 : i32
+    %one = arith.constant 1 : i32
+    %clamp = arith.constant 31 : i32
+    %x = nvvm.shfl.sync bfly %all, %d0, %one, %clamp : f32 -> f32
+    %i = arith.remui %tx, %c64 : index
+    memref.store %x, %out[%i] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Warp instructions the runtime does not implement are refused.
+func.func @unknown_warp_instruction() {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error@+1 {{'nvvm.read.ptx.sreg.laneid' op is not a warp instruction that attn-emulate-gpu can emulate}}
+    %lane = nvvm.read.ptx.sreg.laneid : i32
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @mma_m8n8k4() {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %h = arith.constant dense<1.0> : vector<2xf16>
+    %z = arith.constant 0.0 : f32
+    // expected-error@+1 {{'nvvm.mma.sync' op is not an mma.sync attn-emulate-gpu can emulate (row.col, 4 A and 2 B registers, f32 accumulators)}}
+    %acc = nvvm.mma.sync A[%h, %h] B[%h] C[%z, %z, %z, %z]
+      {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+       shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    gpu.terminator
+  }
+  return
+}

@@ -1,0 +1,577 @@
+//===- MmaAttention.cpp - softmax terms on tensor cores (mma.sync) --------===//
+//
+// A softmax term over bf16 or f16 Q, K, V becomes one gpu.launch in the
+// FlashAttention-2 form, written with the warp instructions themselves
+// (upstream's vector-to-mma conversion gives up on anything between the two
+// products, see shared/gpu-recipes):
+//
+//   grid (⌈N/64⌉, B·H), 4 warps per block, 16 query rows per warp;
+//   Q's fragments loaded once into registers;
+//   per key tile of 64 (32 for D > 64): K and V staged by 16-byte cp.async into
+//   padded shared tiles, double-buffered (tile kt + 1 is copied while tile kt
+//   is used), S = Q Kᵀ on mma.sync.m16n8k16 (K fragments by
+//   ldmatrix), scale and mask, the online softmax on the accumulator fragments
+//   (per thread, then 4-lane xor shuffles), P rounded to the input type and
+//   used in registers as the next A operand, O += P V (V by ldmatrix .trans);
+//   causal blocks stop at their last visible key tile.
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
+// A (row-major 16x16) registers hold (g, 2t), (g + 8, 2t), (g, 2t + 8),
+// (g + 8, 2t + 8), each with the next column; B (16x8, k x n) registers
+// (2t, g) and (2t + 8, g), each with the next k; C/D (g, 2t), (g, 2t + 1),
+// (g + 8, 2t), (g + 8, 2t + 1). The emulation (attn-emulate-gpu) executes
+// these instructions by definitions written separately from this file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Codegen/Passes.h"
+
+#include "attn/Codegen/Diagnostics.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNMMAATTENTION
+#include "attn/Codegen/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr int64_t kWarps = 4;
+constexpr int64_t kWarpRows = 16;
+constexpr int64_t kQueryTile = kWarps * kWarpRows;
+constexpr int64_t kThreads = kWarps * 32;
+/// Elements of padding after each shared row: the 8 rows an ldmatrix reads
+/// then start 16 bytes apart modulo 128, in 8 different bank groups.
+constexpr int64_t kRowPadding = 8;
+
+/// Why \p term cannot run on the tensor cores, or an empty string.
+std::string unsupportedReason(TermOp term) {
+  auto q = cast<RankedTensorType>(term.getQuery().getType());
+  auto k = cast<RankedTensorType>(term.getKey().getType());
+  auto v = cast<RankedTensorType>(term.getValue().getType());
+  auto result = cast<RankedTensorType>(term.getResult().getType());
+  Type element = q.getElementType();
+  if (!element.isBF16() && !element.isF16())
+    return "its inputs are not bf16 or f16";
+  if (term.getScore() != Score::Softmax)
+    return "it is not a softmax term";
+  MaskKind mask = term.getMaskKind();
+  if (mask != MaskKind::None && mask != MaskKind::Causal)
+    return "its mask is not none or causal";
+  if (term.getEffectiveNormalizer() != Normalizer::Rows ||
+      term.getEffectiveEps() != 0)
+    return "its normaliser is not rows with eps 0";
+  if (term.isProjected() || term.modifiesScores() || term.getSinks() ||
+      term.hasLengths() || term.getLse() || term.hasDecay() || term.hasState())
+    return "it projects, modifies scores, has sinks, lengths, lse, decay or "
+           "state";
+  if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape() ||
+      !result.hasStaticShape())
+    return "its shapes are not static";
+  int64_t d = q.getDimSize(3), e = v.getDimSize(3);
+  if (d != e || d % 16 != 0 || d > 128)
+    return "its head dims are not equal multiples of 16 up to 128";
+  if (!term.getEffectiveScale())
+    return "its scale is unknown";
+  return "";
+}
+
+/// Builds the kernel of one term.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &builder, Location loc, Type element)
+      : b(builder), loc(loc), element(element), bf16(element.isBF16()) {}
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value i32(int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  }
+  Value f32(double value) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat(static_cast<float>(value)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value addF(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mulF(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value maxF(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value lessThan(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value select(Value condition, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, condition, x, y);
+  }
+
+  /// The type of an mma A or B register: i32 holding bf16x2, or f16x2.
+  Type registerType() {
+    return bf16 ? Type(b.getI32Type())
+                : Type(VectorType::get({2}, b.getF16Type()));
+  }
+  Type pointerType(unsigned space) {
+    return LLVM::LLVMPointerType::get(b.getContext(), space);
+  }
+
+  /// The address of element \p offset (elements) of \p buffer, whose layout
+  /// is the identity, in address space \p space.
+  Value address(Value buffer, Value offset, unsigned space) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    Value at = add(base, mul(offset, index(bytes)));
+    Value bits = arith::IndexCastOp::create(b, loc, b.getI64Type(), at);
+    Value generic = LLVM::IntToPtrOp::create(b, loc, pointerType(0), bits);
+    if (space == 0)
+      return generic;
+    return LLVM::AddrSpaceCastOp::create(b, loc, pointerType(space), generic);
+  }
+
+  /// Two adjacent elements of row \p row (zero when row >= rows) of the
+  /// rank-4 \p buffer at [batch, head, row, column], as an mma register.
+  Value loadPair(Value buffer, Value batch, Value head, Value row, Value rows,
+                 Value column) {
+    Value inside = lessThan(row, rows);
+    Value clamped = select(inside, row, index(0));
+    auto pairType = VectorType::get({2}, element);
+    Value pair = vector::LoadOp::create(
+        b, loc, pairType, buffer, ValueRange{batch, head, clamped, column});
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(pairType, b.getZeroAttr(element)));
+    pair = select(inside, pair, zero);
+    return toRegister(pair);
+  }
+
+  /// A vector<2 x element> as an mma register.
+  Value toRegister(Value pair) {
+    if (!bf16)
+      return pair;
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  }
+
+  /// Two f32 values rounded to the input type, as one mma register (the
+  /// first in the low half).
+  Value packPair(Value low, Value high) {
+    auto pairType = VectorType::get({2}, element);
+    Value lowNarrow = arith::TruncFOp::create(b, loc, element, low);
+    Value highNarrow = arith::TruncFOp::create(b, loc, element, high);
+    Value pair = vector::FromElementsOp::create(
+        b, loc, pairType, ValueRange{lowNarrow, highNarrow});
+    return toRegister(pair);
+  }
+
+  /// D = A B + C on mma.sync.m16n8k16 with f32 accumulators.
+  SmallVector<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
+                            ArrayRef<Value> c) {
+    Type f32Type = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+    NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    auto op = NVVM::MmaOp::create(
+        b, loc, resultType, a, bRegs, c, ArrayRef<int64_t>{16, 8, 16},
+        std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value, 4> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(
+          LLVM::ExtractValueOp::create(b, loc, op, ArrayRef<int64_t>{i}));
+    return d;
+  }
+
+  /// ldmatrix.x4 (.trans with \p transpose) from shared row address \p row.
+  SmallVector<Value, 4> ldmatrix4(Value row, bool transpose) {
+    Type i32Type = b.getI32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {i32Type, i32Type, i32Type, i32Type});
+    auto op = NVVM::LdMatrixOp::create(
+        b, loc, resultType, row, 4,
+        transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    SmallVector<Value, 4> registers;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value word =
+          LLVM::ExtractValueOp::create(b, loc, op, ArrayRef<int64_t>{i});
+      registers.push_back(
+          bf16 ? word
+               : LLVM::BitcastOp::create(b, loc, registerType(), word)
+                     .getResult());
+    }
+    return registers;
+  }
+
+  /// \p value combined with the other lanes of its row group (xor 1, 2).
+  Value rowReduce(Value value, bool maximum) {
+    Value all = i32(-1);
+    Value clamp = i32(31);
+    for (int64_t offset : {1, 2}) {
+      Value other =
+          NVVM::ShflOp::create(b, loc, b.getF32Type(), all, value, i32(offset),
+                               clamp, NVVM::ShflKind::bfly, UnitAttr());
+      value = maximum ? maxF(value, other) : addF(value, other);
+    }
+    return value;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type element;
+  bool bf16;
+};
+
+/// Replaces \p term by a launch of the tensor-core kernel.
+LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
+  Location loc = term.getLoc();
+  auto qType = cast<RankedTensorType>(term.getQuery().getType());
+  auto kType = cast<RankedTensorType>(term.getKey().getType());
+  auto vType = cast<RankedTensorType>(term.getValue().getType());
+  auto resultType = cast<RankedTensorType>(term.getResult().getType());
+  const int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1),
+                queries = qType.getDimSize(2), dim = qType.getDimSize(3);
+  const int64_t keyHeads = kType.getDimSize(1), keys = kType.getDimSize(2);
+  const int64_t group = heads / keyHeads;
+  const bool causal = term.getMaskKind() == MaskKind::Causal;
+  const double scale = *term.getEffectiveScale();
+  Type element = qType.getElementType();
+  Type f32Type = rewriter.getF32Type();
+  // Keys per step: 64, or 32 for heads wider than 64, whose O accumulators
+  // (dim / 2 registers per thread) and Q fragments (dim / 4) leave no room
+  // for 64 keys' scores (32 registers) within ptxas's 255.
+  const int64_t keyTile = dim > 64 ? 32 : 64;
+
+  rewriter.setInsertionPoint(term);
+  auto buffer = [&](Value tensor) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor, /*read_only=*/true);
+  };
+  Value q = buffer(term.getQuery());
+  Value k = buffer(term.getKey());
+  Value v = buffer(term.getValue());
+  auto outType =
+      MemRefType::get(resultType.getShape(), resultType.getElementType());
+  Value out = memref::AllocOp::create(rewriter, loc, outType);
+
+  KernelBuilder kb(rewriter, loc, element);
+  auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  const int64_t rowStride = dim + kRowPadding;
+  auto tileType = MemRefType::get({2, keyTile, rowStride}, element,
+                                  MemRefLayoutAttrInterface(), workgroup);
+  Value gridX = kb.index((queries + kQueryTile - 1) / kQueryTile);
+  Value gridY = kb.index(batch * heads);
+  Value one = kb.index(1);
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, gridX, gridY, one, kb.index(kThreads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange(),
+      /*workgroupAttributions=*/TypeRange{tileType, tileType});
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&launch.getBody().front());
+  auto genericTile = [&](BlockArgument attribution) -> Value {
+    return memref::MemorySpaceCastOp::create(
+        rewriter, loc, MemRefType::get({2, keyTile, rowStride}, element),
+        attribution);
+  };
+  Value kTile = genericTile(launch.getWorkgroupAttributions()[0]);
+  Value vTile = genericTile(launch.getWorkgroupAttributions()[1]);
+
+  Value queryTile = launch.getBlockIds().x;
+  Value batchHead = launch.getBlockIds().y;
+  Value thread = launch.getThreadIds().x;
+  Value b = arith::DivUIOp::create(rewriter, loc, batchHead, kb.index(heads));
+  Value h = arith::RemUIOp::create(rewriter, loc, batchHead, kb.index(heads));
+  Value hk = arith::DivUIOp::create(rewriter, loc, h, kb.index(group));
+  Value warp = arith::DivUIOp::create(rewriter, loc, thread, kb.index(32));
+  Value lane = arith::RemUIOp::create(rewriter, loc, thread, kb.index(32));
+  Value g = arith::DivUIOp::create(rewriter, loc, lane, kb.index(4));
+  Value t = arith::RemUIOp::create(rewriter, loc, lane, kb.index(4));
+  Value t2 = kb.mul(t, kb.index(2));
+  Value firstRow = kb.mul(queryTile, kb.index(kQueryTile));
+  Value row0 = kb.add(kb.add(firstRow, kb.mul(warp, kb.index(kWarpRows))), g);
+  Value row1 = kb.add(row0, kb.index(8));
+  Value queryCount = kb.index(queries);
+  Value keyCount = kb.index(keys);
+  // ldmatrix: lane l gives row l % 8 of 8x8 matrix l / 8.
+  Value matrix = arith::DivUIOp::create(rewriter, loc, lane, kb.index(8));
+  Value matrixRow = arith::RemUIOp::create(rewriter, loc, lane, kb.index(8));
+  Value matrixLow = arith::RemUIOp::create(rewriter, loc, matrix, kb.index(2));
+  Value matrixHigh = arith::DivUIOp::create(rewriter, loc, matrix, kb.index(2));
+
+  // Q's A fragments, one group of 4 registers per 16 columns.
+  const int64_t kSteps = dim / 16;
+  SmallVector<SmallVector<Value, 4>> qFragments;
+  for (int64_t s = 0; s < kSteps; ++s) {
+    Value column = kb.add(kb.index(16 * s), t2);
+    Value column8 = kb.add(column, kb.index(8));
+    qFragments.push_back({kb.loadPair(q, b, h, row0, queryCount, column),
+                          kb.loadPair(q, b, h, row1, queryCount, column),
+                          kb.loadPair(q, b, h, row0, queryCount, column8),
+                          kb.loadPair(q, b, h, row1, queryCount, column8)});
+  }
+
+  // Key tiles: all of them, or under the causal mask those up to the last
+  // key the block's last row sees (query i sees keys j <= i + M - N).
+  Value keyTiles = kb.index((keys + keyTile - 1) / keyTile);
+  if (causal) {
+    Value lastRow = arith::MinSIOp::create(
+        rewriter, loc, kb.add(firstRow, kb.index(kQueryTile - 1)),
+        kb.index(queries - 1));
+    Value visible = kb.add(lastRow, kb.index(keys - queries + 1));
+    visible = arith::MaxSIOp::create(rewriter, loc, visible, kb.index(0));
+    visible = arith::MinSIOp::create(rewriter, loc, visible, keyCount);
+    Value tiles =
+        arith::CeilDivSIOp::create(rewriter, loc, visible, kb.index(keyTile));
+    keyTiles = tiles;
+  }
+
+  // Copies key tile \p tileIndex of K and V into buffer \p bufferIndex of
+  // the shared tiles: 16-byte cp.async, rows past M zero-filled; one group.
+  const int64_t chunksPerRow = dim / 8;
+  auto stage = [&](Value tileIndex, Value bufferIndex) {
+    auto copies = scf::ForOp::create(rewriter, loc, thread,
+                                     kb.index(keyTile * chunksPerRow),
+                                     kb.index(kThreads));
+    {
+      OpBuilder::InsertionGuard copyGuard(rewriter);
+      rewriter.setInsertionPointToStart(copies.getBody());
+      Value chunk = copies.getInductionVar();
+      Value row =
+          arith::DivUIOp::create(rewriter, loc, chunk, kb.index(chunksPerRow));
+      Value column = kb.mul(
+          arith::RemUIOp::create(rewriter, loc, chunk, kb.index(chunksPerRow)),
+          kb.index(8));
+      Value key = kb.add(kb.mul(tileIndex, kb.index(keyTile)), row);
+      Value inside = kb.lessThan(key, keyCount);
+      Value source = kb.select(inside, key, kb.index(0));
+      Value bytes = kb.select(inside, kb.i32(16), kb.i32(0));
+      Value globalOffset =
+          kb.add(kb.mul(kb.add(kb.mul(kb.add(kb.mul(b, kb.index(keyHeads)), hk),
+                                      keyCount),
+                               source),
+                        kb.index(dim)),
+                 column);
+      Value sharedOffset =
+          kb.add(kb.mul(kb.add(kb.mul(bufferIndex, kb.index(keyTile)), row),
+                        kb.index(rowStride)),
+                 column);
+      for (auto [from, to] : {std::pair<Value, Value>{k, kTile}, {v, vTile}})
+        NVVM::CpAsyncOp::create(rewriter, loc, kb.address(to, sharedOffset, 3),
+                                kb.address(from, globalOffset, 1), 16,
+                                NVVM::LoadCacheModifierKind::CG, bytes);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+  };
+  stage(kb.index(0), kb.index(0));
+
+  const int64_t valueTiles = dim / 8;
+  Value zero = kb.f32(0);
+  Value minusInfinity = kb.f32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> initial(valueTiles * 4, zero);
+  initial.append({minusInfinity, minusInfinity, zero, zero});
+  auto loop = scf::ForOp::create(rewriter, loc, kb.index(0), keyTiles,
+                                 kb.index(1), initial);
+  {
+    OpBuilder::InsertionGuard loopGuard(rewriter);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value tile = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> acc(carried.begin(), carried.begin() + valueTiles * 4);
+    Value runningMax[2] = {carried[valueTiles * 4],
+                           carried[valueTiles * 4 + 1]};
+    Value runningSum[2] = {carried[valueTiles * 4 + 2],
+                           carried[valueTiles * 4 + 3]};
+    Value firstKey = kb.mul(tile, kb.index(keyTile));
+
+    // Tile kt + 1 is copied into the other buffer while this one is used:
+    // wait for all but the newest group (this tile's), then a barrier.
+    Value buffer = arith::RemUIOp::create(rewriter, loc, tile, kb.index(2));
+    Value next = kb.add(tile, kb.index(1));
+    auto prefetch = scf::IfOp::create(rewriter, loc, kb.lessThan(next, keyTiles),
+                                      /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard prefetchGuard(rewriter);
+      rewriter.setInsertionPointToStart(&prefetch.getThenRegion().front());
+      stage(next, arith::SubIOp::create(rewriter, loc, kb.index(1), buffer));
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 1);
+      rewriter.setInsertionPointToStart(&prefetch.getElseRegion().front());
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+    }
+    gpu::BarrierOp::create(rewriter, loc);
+    Value bufferOffset = kb.mul(buffer, kb.index(keyTile * rowStride));
+
+    // S = Q Kᵀ: 8 accumulator tiles of 8 keys. ldmatrix.x4 gives the B
+    // registers of two key tiles: matrices (keys +0, dims +0), (keys +0,
+    // dims +8), (keys +8, dims +0), (keys +8, dims +8).
+    const int64_t keyTiles8 = keyTile / 8;
+    SmallVector<SmallVector<Value, 4>> scores(keyTiles8,
+                                              SmallVector<Value, 4>(4, zero));
+    for (int64_t s = 0; s < kSteps; ++s) {
+      for (int64_t pair = 0; pair < keyTiles8 / 2; ++pair) {
+        Value row = kb.add(kb.index(16 * pair),
+                           kb.add(kb.mul(matrixHigh, kb.index(8)), matrixRow));
+        Value column = kb.add(kb.index(16 * s), kb.mul(matrixLow, kb.index(8)));
+        Value offset = kb.add(
+            bufferOffset, kb.add(kb.mul(row, kb.index(rowStride)), column));
+        SmallVector<Value, 4> regs =
+            kb.ldmatrix4(kb.address(kTile, offset, 3), /*transpose=*/false);
+        scores[2 * pair] =
+            kb.mma(qFragments[s], {regs[0], regs[1]}, scores[2 * pair]);
+        scores[2 * pair + 1] =
+            kb.mma(qFragments[s], {regs[2], regs[3]}, scores[2 * pair + 1]);
+      }
+    }
+
+    // Scale, mask, and the online softmax per row (g: registers 0, 1;
+    // g + 8: registers 2, 3).
+    Value scaleValue = kb.f32(scale);
+    Value tileMax[2] = {minusInfinity, minusInfinity};
+    for (int64_t j = 0; j < keyTiles8; ++j) {
+      for (int64_t i = 0; i < 4; ++i) {
+        Value key = kb.add(kb.add(firstKey, kb.index(8 * j + i % 2)), t2);
+        Value visible = kb.lessThan(key, keyCount);
+        if (causal) {
+          Value row = i < 2 ? row0 : row1;
+          Value last = kb.add(row, kb.index(keys - queries + 1));
+          visible = arith::AndIOp::create(rewriter, loc, visible,
+                                          kb.lessThan(key, last));
+        }
+        Value score = kb.mulF(scores[j][i], scaleValue);
+        scores[j][i] = kb.select(visible, score, minusInfinity);
+        tileMax[i / 2] = kb.maxF(tileMax[i / 2], scores[j][i]);
+      }
+    }
+    Value newMax[2], shift[2], alpha[2];
+    for (int r = 0; r < 2; ++r) {
+      newMax[r] = kb.maxF(runningMax[r], kb.rowReduce(tileMax[r], true));
+      // A row with no visible key so far keeps max -inf: shift by 0, so
+      // that exp(-inf - 0) = 0 instead of NaN.
+      Value none = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OEQ, newMax[r], minusInfinity);
+      shift[r] = kb.select(none, zero, newMax[r]);
+      alpha[r] = math::ExpOp::create(
+          rewriter, loc,
+          arith::SubFOp::create(rewriter, loc, runningMax[r], shift[r]));
+    }
+    Value tileSum[2] = {zero, zero};
+    for (int64_t j = 0; j < keyTiles8; ++j)
+      for (int64_t i = 0; i < 4; ++i) {
+        scores[j][i] = math::ExpOp::create(
+            rewriter, loc,
+            arith::SubFOp::create(rewriter, loc, scores[j][i], shift[i / 2]));
+        tileSum[i / 2] = kb.addF(tileSum[i / 2], scores[j][i]);
+      }
+    for (int64_t n = 0; n < valueTiles; ++n)
+      for (int64_t i = 0; i < 4; ++i)
+        acc[4 * n + i] = kb.mulF(acc[4 * n + i], alpha[i / 2]);
+
+    // O += P V over 4 steps of 16 keys: P's registers from two score tiles;
+    // ldmatrix.x4.trans gives the B registers of two value tiles: matrices
+    // (keys +0, dims +0), (keys +8, dims +0), (keys +0, dims +8),
+    // (keys +8, dims +8).
+    for (int64_t step = 0; step < keyTile / 16; ++step) {
+      const SmallVector<Value, 4> &left = scores[2 * step];
+      const SmallVector<Value, 4> &right = scores[2 * step + 1];
+      SmallVector<Value, 4> p = {
+          kb.packPair(left[0], left[1]), kb.packPair(left[2], left[3]),
+          kb.packPair(right[0], right[1]), kb.packPair(right[2], right[3])};
+      for (int64_t pair = 0; pair < valueTiles / 2; ++pair) {
+        Value row = kb.add(kb.index(16 * step),
+                           kb.add(kb.mul(matrixLow, kb.index(8)), matrixRow));
+        Value column =
+            kb.add(kb.index(16 * pair), kb.mul(matrixHigh, kb.index(8)));
+        Value offset = kb.add(
+            bufferOffset, kb.add(kb.mul(row, kb.index(rowStride)), column));
+        SmallVector<Value, 4> regs =
+            kb.ldmatrix4(kb.address(vTile, offset, 3), /*transpose=*/true);
+        for (int64_t half = 0; half < 2; ++half) {
+          int64_t n = 2 * pair + half;
+          SmallVector<Value, 4> c(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
+          SmallVector<Value, 4> d =
+              kb.mma(p, {regs[2 * half], regs[2 * half + 1]}, c);
+          std::copy(d.begin(), d.end(), acc.begin() + 4 * n);
+        }
+      }
+    }
+    // The next iteration's copies overwrite this buffer.
+    gpu::BarrierOp::create(rewriter, loc);
+
+    SmallVector<Value> yielded = acc;
+    for (int r = 0; r < 2; ++r)
+      yielded.push_back(newMax[r]);
+    for (int r = 0; r < 2; ++r)
+      yielded.push_back(kb.addF(kb.mulF(runningSum[r], alpha[r]), tileSum[r]));
+    scf::YieldOp::create(rewriter, loc, yielded);
+  }
+
+  // (With no key tile the first copy is still in flight.)
+  NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+
+  // O / l per row (0 for a row without a visible key), rows < N stored.
+  ValueRange results = loop.getResults();
+  Type outElement = resultType.getElementType();
+  for (int r = 0; r < 2; ++r) {
+    Value sum = kb.rowReduce(results[valueTiles * 4 + 2 + r], false);
+    Value positive = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, sum, zero);
+    Value inverse = kb.select(
+        positive, arith::DivFOp::create(rewriter, loc, kb.f32(1), sum), zero);
+    Value row = r == 0 ? row0 : row1;
+    auto store = scf::IfOp::create(rewriter, loc, kb.lessThan(row, queryCount));
+    OpBuilder::InsertionGuard storeGuard(rewriter);
+    rewriter.setInsertionPointToStart(&store.getThenRegion().front());
+    for (int64_t n = 0; n < valueTiles; ++n)
+      for (int64_t i = 0; i < 2; ++i) {
+        Value value = kb.mulF(results[4 * n + 2 * r + i], inverse);
+        if (outElement != f32Type)
+          value = arith::TruncFOp::create(rewriter, loc, outElement, value);
+        Value column = kb.add(kb.index(8 * n + i), t2);
+        memref::StoreOp::create(rewriter, loc, value, out,
+                                ValueRange{b, h, row, column});
+      }
+  }
+  gpu::TerminatorOp::create(rewriter, loc);
+
+  rewriter.setInsertionPointAfter(launch);
+  Value result = bufferization::ToTensorOp::create(rewriter, loc, resultType,
+                                                   out, rewriter.getUnitAttr(),
+                                                   rewriter.getUnitAttr());
+  rewriter.replaceAllUsesWith(term.getResult(), result);
+  rewriter.eraseOp(term);
+  return success();
+}
+
+struct AttnMmaAttention
+    : public attn::impl::AttnMmaAttentionBase<AttnMmaAttention> {
+  void runOnOperation() override {
+    SmallVector<TermOp> terms;
+    getOperation().walk([&](TermOp term) {
+      if (unsupportedReason(term).empty())
+        terms.push_back(term);
+    });
+    IRRewriter rewriter(&getContext());
+    for (TermOp term : terms)
+      if (failed(convertTerm(rewriter, term)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

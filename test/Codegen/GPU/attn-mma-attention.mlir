@@ -1,0 +1,108 @@
+// RUN: attn-opt %s -split-input-file --attn-mma-attention --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-mma-attention | grep -c nvvm.mma.sync | FileCheck %s --check-prefix=PRODUCTS
+
+// 64 products per key tile in each kernel: D = 64, 64 keys: (4 + 4) × 8;
+// D = 128, 32 keys: 8 × 4 + 2 × 16.
+// PRODUCTS: 128
+
+// Causal softmax over bf16, B = 1, H = 2, N = M = 100, D = 64, s = 1/8:
+//   grid (⌈100/64⌉ = 2, B·H = 2) of 128 threads (4 warps × 16 query rows);
+//   K and V tiles 64 × (64 + 8) bf16 in shared memory;
+//   Q's A fragments: 4 steps of 16 columns × 4 registers, loaded once;
+//   key tiles: ⌈min(max(r + M − N + 1, 0), M) / 64⌉, r = min(64·qt + 63, N − 1);
+//   K, V by 16-byte cp.async into two buffers: tile 0 before the loop, tile
+//   kt + 1 during tile kt (wait for all groups but the newest, then a
+//   barrier);
+//     S = Q Kᵀ: 4 steps × 4 ldmatrix.x4 (row) × 2 mma.sync = 32;
+//     s = S/8, j ≥ M or j ≥ i + M − N + 1 → −inf;
+//     m' = max(m, row max) with shfl.sync bfly 1, 2 per row (g and g + 8);
+//     α = exp(m − m') (m' = −inf shifts by 0); P = exp(s − m');
+//     O += P V: P rounded to bf16, 4 steps × 4 ldmatrix.x4.trans (col) × 2 mma = 32;
+//   l = Σ over the row's 4 lanes (bfly 1, 2); O / l stored for rows < N.
+// CHECK-LABEL: func.func @causal_bf16(
+// CHECK-DAG:     %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[C99:.+]] = arith.constant 99 : index
+// CHECK:         %[[OUT:.+]] = memref.alloc() : memref<1x2x100x64xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-SAME:      workgroup(%{{.+}} : memref<2x64x72xbf16, #gpu.address_space<workgroup>>, %{{.+}} : memref<2x64x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-16: vector.load %{{.+}} : memref<1x2x100x64xbf16>, vector<2xbf16>
+// CHECK:           %[[LAST:.+]] = arith.minsi %{{.+}}, %[[C99]] : index
+// CHECK:           %[[TILES:.+]] = arith.ceildivsi %{{.+}}, %c64 : index
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %c512 step %c128 {
+// CHECK-COUNT-2:     nvvm.cp.async.shared.global %{{.+}}, %{{.+}}, 16, cache = cg, %{{.+}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK:           nvvm.cp.async.commit.group
+// CHECK:           scf.for %[[TILE:.+]] = %c0 to %[[TILES]] step %c1 iter_args(
+// CHECK:             %[[NEXT:.+]] = arith.addi %[[TILE]], %c1 : index
+// CHECK:             %[[MORE:.+]] = arith.cmpi slt, %[[NEXT]], %[[TILES]] : index
+// CHECK:             scf.if %[[MORE]] {
+// CHECK:               scf.for %{{.+}} = %{{.+}} to %c512 step %c128 {
+// CHECK-COUNT-2:         nvvm.cp.async.shared.global
+// CHECK:               nvvm.cp.async.commit.group
+// CHECK-NEXT:          nvvm.cp.async.wait.group 1
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          nvvm.cp.async.wait.group 0
+// CHECK-NEXT:        }
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
+// CHECK-NEXT:        llvm.extractvalue
+// CHECK-COUNT-3:     llvm.extractvalue
+// CHECK-NEXT:        nvvm.mma.sync A[{{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-COUNT-15:    nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>
+// CHECK:             arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK:             arith.select %{{.+}}, %{{.+}}, %[[NEG_INF]] : f32
+// CHECK:             nvvm.shfl.sync  bfly %c-1_i32, %{{.+}}, %c1_i32, %c31_i32 : f32 -> f32
+// CHECK-NEXT:        arith.maximumf
+// CHECK-NEXT:        nvvm.shfl.sync  bfly %c-1_i32, %{{.+}}, %c2_i32, %c31_i32 : f32 -> f32
+// CHECK-NEXT:        arith.maximumf
+// CHECK-NEXT:        %[[NEW_MAX:.+]] = arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:        %[[NONE:.+]] = arith.cmpf oeq, %[[NEW_MAX]], %[[NEG_INF]] : f32
+// CHECK-NEXT:        %[[SHIFT:.+]] = arith.select %[[NONE]], %{{.+}}, %[[NEW_MAX]] : f32
+// CHECK-NEXT:        %[[DIFF:.+]] = arith.subf %{{.+}}, %[[SHIFT]] : f32
+// CHECK-NEXT:        math.exp %[[DIFF]] : f32
+// CHECK-COUNT-32:    math.exp
+// CHECK:             arith.truncf %{{.+}} : f32 to bf16
+// CHECK-COUNT-16:    nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+// CHECK:             gpu.barrier
+// CHECK:             scf.yield
+// CHECK:           nvvm.shfl.sync  bfly
+// CHECK:           arith.divf
+// CHECK:           scf.if
+// CHECK-COUNT-16:    memref.store %{{.+}}, %[[OUT]]
+// CHECK:         bufferization.to_tensor %[[OUT]] restrict writable
+func.func @causal_bf16(%q: tensor<1x2x100x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: tensor<1x2x100x64xbf16>) -> tensor<1x2x100x64xf32> {
+  %r = attn.term softmax (%q, %k, %v) mask causal : tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16> -> tensor<1x2x100x64xf32>
+  return %r : tensor<1x2x100x64xf32>
+}
+
+// -----
+
+// f16, D = 128, grouped heads (8 query heads over 2 key/value heads: head
+// h reads ⌊h / 4⌋), M ≠ N: 32-key tiles (64 × 128 accumulators leave no
+// room for 64 keys' scores), f16x2 registers, output rounded to f16.
+// CHECK-LABEL: func.func @grouped_f16(
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c8, {{.*}} = %c1)
+// CHECK-SAME:      workgroup(%{{.+}} : memref<2x32x136xf16, #gpu.address_space<workgroup>>, %{{.+}} : memref<2x32x136xf16, #gpu.address_space<workgroup>>)
+// CHECK:           arith.divui %{{.+}}, %c4 : index
+// CHECK:           scf.for %{{.+}} = %c0 to %c3 step %c1 iter_args(
+// CHECK:             nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:           arith.truncf %{{.+}} : f32 to f16
+// CHECK:           memref.store %{{.+}} : memref<1x8x40x128xf16>
+func.func @grouped_f16(%q: tensor<1x8x40x128xf16>, %k: tensor<1x2x70x128xf16>, %v: tensor<1x2x70x128xf16>) -> tensor<1x8x40x128xf16> {
+  %r = attn.term softmax (%q, %k, %v) : tensor<1x8x40x128xf16>, tensor<1x2x70x128xf16>, tensor<1x2x70x128xf16> -> tensor<1x8x40x128xf16>
+  return %r : tensor<1x8x40x128xf16>
+}
+
+// -----
+
+// Terms the kernel does not take stay for the general lowering: f32 inputs,
+// kernel scores, softcap.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT:     gpu.launch
+// CHECK-COUNT-3: attn.term
+func.func @left_alone(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) {
+  %a = attn.term softmax (%q, %q, %q) : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
+  %b = attn.term kernel elu1 (%qb, %qb, %qb) : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
+  %c = attn.term softmax (%qb, %qb, %qb) softcap 30.0 : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
+  return %a, %b, %c : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
+}
