@@ -180,6 +180,30 @@ bool collective(int32_t thread, Instruction instruction,
   return true;
 }
 
+/// One mma.sync of either shape: 4 A and 2 B registers, 4 C and D floats
+/// per lane; \p compute applies the instruction's definition. D is NaN
+/// when the instruction could not run.
+template <typename Compute>
+void mmaCollective(int32_t thread, Instruction instruction,
+                   std::initializer_list<int32_t> modifiers,
+                   const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                   const float (&c)[4], float *d, Compute compute) {
+  bool ok = collective(
+      thread, instruction, modifiers,
+      [&](WarpSlot &slot, int lane) {
+        std::memcpy(slot.a[lane], a, sizeof a);
+        slot.b[lane][0] = b0;
+        slot.b[lane][1] = b1;
+        std::memcpy(slot.c[lane], c, sizeof c);
+      },
+      compute,
+      [&](WarpSlot &slot, int lane) {
+        std::memcpy(d, slot.d[lane], 4 * sizeof(float));
+      });
+  if (!ok)
+    std::fill(d, d + 4, std::numeric_limits<float>::quiet_NaN());
+}
+
 } // namespace
 
 extern "C" {
@@ -210,47 +234,22 @@ void attn_emu_mma_m16n8k16(int32_t thread, int32_t bf16, uint32_t a0,
                            uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
                            uint32_t b1, float c0, float c1, float c2, float c3,
                            float *d) {
-  bool ok = collective(
-      thread, Instruction::Mma16, {bf16 != 0},
-      [&](WarpSlot &slot, int lane) {
-        uint32_t a[4] = {a0, a1, a2, a3};
-        float c[4] = {c0, c1, c2, c3};
-        std::memcpy(slot.a[lane], a, sizeof a);
-        slot.b[lane][0] = b0;
-        slot.b[lane][1] = b1;
-        std::memcpy(slot.c[lane], c, sizeof c);
-      },
-      [&](WarpSlot &slot) {
-        mmaM16N8K16(slot.modifiers[0] ? MmaInput::BF16 : MmaInput::F16, slot.a,
-                    slot.b, slot.c, slot.d);
-      },
-      [&](WarpSlot &slot, int lane) {
-        std::memcpy(d, slot.d[lane], 4 * sizeof(float));
-      });
-  if (!ok)
-    std::fill(d, d + 4, std::numeric_limits<float>::quiet_NaN());
+  mmaCollective(thread, Instruction::Mma16, {bf16 != 0}, {a0, a1, a2, a3}, b0,
+                b1, {c0, c1, c2, c3}, d, [](WarpSlot &slot) {
+                  mmaM16N8K16(slot.modifiers[0] ? MmaInput::BF16
+                                                : MmaInput::F16,
+                              slot.a, slot.b, slot.c, slot.d);
+                });
 }
 
 void attn_emu_mma_m16n8k8_tf32(int32_t thread, uint32_t a0, uint32_t a1,
                                uint32_t a2, uint32_t a3, uint32_t b0,
                                uint32_t b1, float c0, float c1, float c2,
                                float c3, float *d) {
-  bool ok = collective(
-      thread, Instruction::MmaTf32, {},
-      [&](WarpSlot &slot, int lane) {
-        uint32_t a[4] = {a0, a1, a2, a3};
-        float c[4] = {c0, c1, c2, c3};
-        std::memcpy(slot.a[lane], a, sizeof a);
-        slot.b[lane][0] = b0;
-        slot.b[lane][1] = b1;
-        std::memcpy(slot.c[lane], c, sizeof c);
-      },
-      [&](WarpSlot &slot) { mmaM16N8K8Tf32(slot.a, slot.b, slot.c, slot.d); },
-      [&](WarpSlot &slot, int lane) {
-        std::memcpy(d, slot.d[lane], 4 * sizeof(float));
-      });
-  if (!ok)
-    std::fill(d, d + 4, std::numeric_limits<float>::quiet_NaN());
+  mmaCollective(thread, Instruction::MmaTf32, {}, {a0, a1, a2, a3}, b0, b1,
+                {c0, c1, c2, c3}, d, [](WarpSlot &slot) {
+                  mmaM16N8K8Tf32(slot.a, slot.b, slot.c, slot.d);
+                });
 }
 
 void attn_emu_ldmatrix(int32_t thread, int32_t count, int32_t transpose,

@@ -385,19 +385,22 @@ def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
   let description = [{
     Replaces each `attn.term softmax` whose query, key and value are bf16 or
     f16 (static shapes, head dims equal multiples of 16 up to 128, mask
-    `none` or `causal`, normaliser `rows` with ε = 0, no projection, score
-    modification, sink, lengths, lse, decay or state) by one `gpu.launch`
-    in the FlashAttention-2 form, written with warp instructions:
+    `none`, `causal` or `window`, normaliser `rows` with ε = 0, softcap and
+    sinks allowed; no projection, ALiBi, lengths, lse, decay or state) by
+    one `gpu.launch` in the FlashAttention-2 form, written with warp
+    instructions:
 
     ```
     grid (⌈N/64⌉, B·H), 4 warps × 16 query rows per block
-    per key tile of 64, or 32 for D > 64 (causal: up to the block's last
-    visible key):
+    per key tile of 64, or 32 for D > 64 (causal and window: only the
+    tiles the block's rows see; a sink σ_h starts every row at m = σ_h,
+    l = 1):
       K, V tiles → shared (16-byte nvvm.cp.async, rows ≥ M zero-filled;
                    two buffers: tile kt + 1 is copied while tile kt is used)
       S = Q Kᵀ         nvvm.mma.sync m16n8k16, f32 accumulators
                        (Q fragments in registers, K by nvvm.ldmatrix x4)
-      s = scale·S, masked (j ≥ M or j > i + M − N) → −inf
+      s = scale·S, softcap c: s ← c·tanh(s/c); masked (j ≥ M, or outside
+                   p_i − l ≤ j ≤ p_i + r, p_i = i + M − N) → −inf
       m' = max(m, rowmax s)   per thread, then nvvm.shfl.sync xor 1, 2
       P = exp(s − m'), α = exp(m − m'), l = α l + Σ P, O = α O
       O += P V         P rounded to the input type, in registers as the

@@ -13,7 +13,8 @@
 //   ldmatrix), scale and mask, the online softmax on the accumulator fragments
 //   (per thread, then 4-lane xor shuffles), P rounded to the input type and
 //   used in registers as the next A operand, O += P V (V by ldmatrix .trans);
-//   causal blocks stop at their last visible key tile.
+//   causal and window blocks visit only the key tiles their rows see;
+//   softcap and sinks (the sink's logit in each row's max and sum).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
 // A (row-major 16x16) registers hold (g, 2t), (g + 8, 2t), (g, 2t + 8),
@@ -69,15 +70,15 @@ std::string unsupportedReason(TermOp term) {
   if (term.getScore() != Score::Softmax)
     return "it is not a softmax term";
   MaskKind mask = term.getMaskKind();
-  if (mask != MaskKind::None && mask != MaskKind::Causal)
-    return "its mask is not none or causal";
+  if (mask != MaskKind::None && mask != MaskKind::Causal &&
+      mask != MaskKind::Window)
+    return "its mask is not none, causal or a window";
   if (term.getEffectiveNormalizer() != Normalizer::Rows ||
       term.getEffectiveEps() != 0)
     return "its normaliser is not rows with eps 0";
-  if (term.isProjected() || term.modifiesScores() || term.getSinks() ||
-      term.hasLengths() || term.getLse() || term.hasDecay() || term.hasState())
-    return "it projects, modifies scores, has sinks, lengths, lse, decay or "
-           "state";
+  if (term.isProjected() || term.getAlibi() || term.hasLengths() ||
+      term.getLse() || term.hasDecay() || term.hasState())
+    return "it projects, has ALiBi, lengths, lse, decay or state";
   if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape() ||
       !result.hasStaticShape())
     return "its shapes are not static";
@@ -246,7 +247,21 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
                 queries = qType.getDimSize(2), dim = qType.getDimSize(3);
   const int64_t keyHeads = kType.getDimSize(1), keys = kType.getDimSize(2);
   const int64_t group = heads / keyHeads;
-  const bool causal = term.getMaskKind() == MaskKind::Causal;
+  // Query i (position p_i = i + M - N) sees keys p_i - left <= j <=
+  // p_i + right: causal is (∞, 0); without a mask every key.
+  const MaskKind maskKind = term.getMaskKind();
+  const bool limited =
+      maskKind == MaskKind::Causal || maskKind == MaskKind::Window;
+  const bool windowed = maskKind == MaskKind::Window;
+  // Sequences hold fewer than 2^61 rows, so wider windows see as much.
+  constexpr int64_t kWidest = int64_t(1) << 61;
+  const int64_t left =
+      windowed ? std::min(term.getMask()->getLeft(), kWidest) : 0;
+  const int64_t right =
+      windowed ? std::min(term.getMask()->getRight(), kWidest) : 0;
+  std::optional<double> softcap;
+  if (std::optional<APFloat> cap = term.getSoftcap())
+    softcap = cap->convertToDouble();
   const double scale = *term.getEffectiveScale();
   Type element = qType.getElementType();
   Type f32Type = rewriter.getF32Type();
@@ -265,6 +280,7 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   Value q = buffer(term.getQuery());
   Value k = buffer(term.getKey());
   Value v = buffer(term.getValue());
+  Value sinks = term.getSinks() ? buffer(term.getSinks()) : Value();
   auto outType =
       MemRefType::get(resultType.getShape(), resultType.getElementType());
   Value out = memref::AllocOp::create(rewriter, loc, outType);
@@ -328,19 +344,29 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
                           kb.loadPair(q, b, h, row1, queryCount, column8)});
   }
 
-  // Key tiles: all of them, or under the causal mask those up to the last
-  // key the block's last row sees (query i sees keys j <= i + M - N).
+  // Key tiles: all of them, or under a causal or window mask those from
+  // the first key the block's first row sees to the last key its last row
+  // sees.
+  Value firstTile = kb.index(0);
   Value keyTiles = kb.index((keys + keyTile - 1) / keyTile);
-  if (causal) {
+  if (limited) {
     Value lastRow = arith::MinSIOp::create(
         rewriter, loc, kb.add(firstRow, kb.index(kQueryTile - 1)),
         kb.index(queries - 1));
-    Value visible = kb.add(lastRow, kb.index(keys - queries + 1));
+    Value visible = kb.add(lastRow, kb.index(keys - queries + right + 1));
     visible = arith::MaxSIOp::create(rewriter, loc, visible, kb.index(0));
     visible = arith::MinSIOp::create(rewriter, loc, visible, keyCount);
-    Value tiles =
+    keyTiles =
         arith::CeilDivSIOp::create(rewriter, loc, visible, kb.index(keyTile));
-    keyTiles = tiles;
+  }
+  if (windowed) {
+    Value firstKey = arith::SubIOp::create(
+        rewriter, loc, kb.add(firstRow, kb.index(keys - queries)),
+        kb.index(left));
+    firstKey = arith::MaxSIOp::create(rewriter, loc, firstKey, kb.index(0));
+    firstTile =
+        arith::DivUIOp::create(rewriter, loc, firstKey, kb.index(keyTile));
+    firstTile = arith::MinSIOp::create(rewriter, loc, firstTile, keyTiles);
   }
 
   // Copies key tile \p tileIndex of K and V into buffer \p bufferIndex of
@@ -380,14 +406,30 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
     }
     NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
   };
-  stage(kb.index(0), kb.index(0));
+  stage(firstTile,
+        arith::RemUIOp::create(rewriter, loc, firstTile, kb.index(2)));
 
   const int64_t valueTiles = dim / 8;
   Value zero = kb.f32(0);
   Value minusInfinity = kb.f32(-std::numeric_limits<double>::infinity());
   SmallVector<Value> initial(valueTiles * 4, zero);
-  initial.append({minusInfinity, minusInfinity, zero, zero});
-  auto loop = scf::ForOp::create(rewriter, loc, kb.index(0), keyTiles,
+  if (sinks) {
+    // The sink's logit σ_h counts in every row's max and, once per row (in
+    // lane t = 0's partial sum), in its sum: m = σ_h, l = exp(σ_h - m) = 1
+    // (0 for σ_h = -inf, which is no sink).
+    Value sink = memref::LoadOp::create(rewriter, loc, sinks, ValueRange{h});
+    Value finite = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, sink, minusInfinity);
+    Value counts = arith::AndIOp::create(
+        rewriter, loc, finite,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, t,
+                              kb.index(0)));
+    Value sum = kb.select(counts, kb.f32(1), zero);
+    initial.append({sink, sink, sum, sum});
+  } else {
+    initial.append({minusInfinity, minusInfinity, zero, zero});
+  }
+  auto loop = scf::ForOp::create(rewriter, loc, firstTile, keyTiles,
                                  kb.index(1), initial);
   {
     OpBuilder::InsertionGuard loopGuard(rewriter);
@@ -448,13 +490,28 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
       for (int64_t i = 0; i < 4; ++i) {
         Value key = kb.add(kb.add(firstKey, kb.index(8 * j + i % 2)), t2);
         Value visible = kb.lessThan(key, keyCount);
-        if (causal) {
-          Value row = i < 2 ? row0 : row1;
-          Value last = kb.add(row, kb.index(keys - queries + 1));
+        Value row = i < 2 ? row0 : row1;
+        if (limited) {
+          Value last = kb.add(row, kb.index(keys - queries + right + 1));
           visible = arith::AndIOp::create(rewriter, loc, visible,
                                           kb.lessThan(key, last));
         }
+        if (windowed) {
+          // p_i - left <= j, as p_i - left < j + 1.
+          Value first = arith::SubIOp::create(
+              rewriter, loc, kb.add(row, kb.index(keys - queries)),
+              kb.index(left));
+          visible = arith::AndIOp::create(
+              rewriter, loc, visible,
+              kb.lessThan(first, kb.add(key, kb.index(1))));
+        }
         Value score = kb.mulF(scores[j][i], scaleValue);
+        if (softcap) {
+          // s <- c tanh(s / c)
+          Value capped = math::TanhOp::create(
+              rewriter, loc, kb.mulF(score, kb.f32(1 / *softcap)));
+          score = kb.mulF(kb.f32(*softcap), capped);
+        }
         scores[j][i] = kb.select(visible, score, minusInfinity);
         tileMax[i / 2] = kb.maxF(tileMax[i / 2], scores[j][i]);
       }

@@ -3,7 +3,7 @@
 
 // 64 products per key tile in each kernel: D = 64, 64 keys: (4 + 4) × 8;
 // D = 128, 32 keys: 8 × 4 + 2 × 16.
-// PRODUCTS: 128
+// PRODUCTS: 192
 
 // Causal softmax over bf16, B = 1, H = 2, N = M = 100, D = 64, s = 1/8:
 //   grid (⌈100/64⌉ = 2, B·H = 2) of 128 threads (4 warps × 16 query rows);
@@ -95,14 +95,51 @@ func.func @grouped_f16(%q: tensor<1x8x40x128xf16>, %k: tensor<1x2x70x128xf16>, %
 
 // -----
 
+// A window (7 keys up to the query's own: p_i − 6 ≤ j ≤ p_i), softcap 30
+// and a sink per head, N = M = 200:
+//   key tiles from ⌊max(64·qt − 6, 0) / 64⌋ to ⌈min(r + 1, M) / 64⌉;
+//   s = 30·tanh(s/30) before the mask; j visible iff j < r + 1 and
+//   r − 6 < j + 1;
+//   every row starts at m = σ_h and l = 1 in lane t = 0 (0 elsewhere, and
+//   0 for σ_h = −inf).
+// CHECK-LABEL: func.func @window_softcap_sink(
+// CHECK-DAG:     %[[CAP:.+]] = arith.constant 3.000000e+01 : f32
+// CHECK-DAG:     %[[INV_CAP:.+]] = arith.constant 0.0333333351 : f32
+// CHECK:         gpu.launch
+// CHECK:           %[[FIRST_KEY:.+]] = arith.subi %{{.+}}, %c6 : index
+// CHECK-NEXT:      %[[CLAMPED:.+]] = arith.maxsi %[[FIRST_KEY]], %c0 : index
+// CHECK-NEXT:      %[[FIRST_TILE:.+]] = arith.divui %[[CLAMPED]], %c64 : index
+// CHECK-NEXT:      %[[START:.+]] = arith.minsi %[[FIRST_TILE]], %[[TILES:.+]] : index
+// CHECK:           %[[SIGMA:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<2xf32>
+// CHECK-NEXT:      %[[FINITE:.+]] = arith.cmpf ogt, %[[SIGMA]], %{{.+}} : f32
+// CHECK-NEXT:      %[[LANE0:.+]] = arith.cmpi eq, %{{.+}}, %c0 : index
+// CHECK-NEXT:      %[[LEAD:.+]] = arith.andi %[[FINITE]], %[[LANE0]] : i1
+// CHECK-NEXT:      %[[L0:.+]] = arith.select %[[LEAD]], %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:      scf.for %{{.+}} = %[[START]] to %[[TILES]] step %c1 iter_args({{.*}}%{{.+}} = %[[SIGMA]], %{{.+}} = %[[SIGMA]], %{{.+}} = %[[L0]], %{{.+}} = %[[L0]])
+// CHECK:             %[[LOWEST:.+]] = arith.subi %{{.+}}, %c6 : index
+// CHECK-NEXT:        %[[KEY1:.+]] = arith.addi %{{.+}}, %c1 : index
+// CHECK-NEXT:        %[[AFTER:.+]] = arith.cmpi slt, %[[LOWEST]], %[[KEY1]] : index
+// CHECK-NEXT:        %[[VISIBLE:.+]] = arith.andi %{{.+}}, %[[AFTER]] : i1
+// CHECK-NEXT:        %[[S:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:        %[[SC:.+]] = arith.mulf %[[S]], %[[INV_CAP]] : f32
+// CHECK-NEXT:        %[[T:.+]] = math.tanh %[[SC]] : f32
+// CHECK-NEXT:        %[[CAPPED:.+]] = arith.mulf %[[T]], %[[CAP]] : f32
+// CHECK-NEXT:        arith.select %[[VISIBLE]], %[[CAPPED]], %{{.+}} : f32
+func.func @window_softcap_sink(%q: tensor<1x2x200x64xbf16>, %sinks: tensor<2xf32>) -> tensor<1x2x200x64xf32> {
+  %r = attn.term softmax (%q, %q, %q) mask window(6, 0) softcap 30.0 sink(%sinks : tensor<2xf32>) : tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16> -> tensor<1x2x200x64xf32>
+  return %r : tensor<1x2x200x64xf32>
+}
+
+// -----
+
 // Terms the kernel does not take stay for the general lowering: f32 inputs,
-// kernel scores, softcap.
+// kernel scores, ALiBi.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     gpu.launch
 // CHECK-COUNT-3: attn.term
 func.func @left_alone(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) {
   %a = attn.term softmax (%q, %q, %q) : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
   %b = attn.term kernel elu1 (%qb, %qb, %qb) : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
-  %c = attn.term softmax (%qb, %qb, %qb) softcap 30.0 : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
+  %c = attn.term softmax (%qb, %qb, %qb) alibi mask causal : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
   return %a, %b, %c : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
 }
