@@ -385,10 +385,10 @@ def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
   let description = [{
     Replaces each `attn.term softmax` whose query, key and value are bf16 or
     f16 (static shapes, head dims equal multiples of 16 up to 128, mask
-    `none`, `causal` or `window`, normaliser `rows` with ε = 0, softcap and
-    sinks allowed; no projection, ALiBi, lengths, lse, decay or state) by
-    one `gpu.launch` in the FlashAttention-2 form, written with warp
-    instructions:
+    `none`, `causal` or `window`, normaliser `rows` with ε = 0, softcap,
+    ALiBi, sinks and key/query lengths allowed; no projection, lse, decay or
+    state) by one `gpu.launch` in the FlashAttention-2 form, written with
+    warp instructions:
 
     ```
     grid (⌈N/64⌉, B·H), 4 warps × 16 query rows per block
@@ -399,13 +399,14 @@ def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
                    two buffers: tile kt + 1 is copied while tile kt is used)
       S = Q Kᵀ         nvvm.mma.sync m16n8k16, f32 accumulators
                        (Q fragments in registers, K by nvvm.ldmatrix x4)
-      s = scale·S, softcap c: s ← c·tanh(s/c); masked (j ≥ M, or outside
-                   p_i − l ≤ j ≤ p_i + r, p_i = i + M − N) → −inf
+      s = scale·S, softcap c: s ← c·tanh(s/c), ALiBi: s ← s − a_h·|p_i − j|;
+                   masked (j ≥ M, j ≥ L_b, or outside p_i − l ≤ j ≤ p_i + r,
+                   p_i = i + M − N) → −inf
       m' = max(m, rowmax s)   per thread, then nvvm.shfl.sync xor 1, 2
       P = exp(s − m'), α = exp(m − m'), l = α l + Σ P, O = α O
       O += P V         P rounded to the input type, in registers as the
                        A operand; V by nvvm.ldmatrix x4 .trans
-    O / l (0 for a row without a visible key); rows < N stored
+    O / l (0 for a row without a visible key or i ≥ L_b); rows < N stored
     ```
 
     The result buffer is allocated on the host side of the launch

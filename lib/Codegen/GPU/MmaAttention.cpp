@@ -14,7 +14,8 @@
 //   (per thread, then 4-lane xor shuffles), P rounded to the input type and
 //   used in registers as the next A operand, O += P V (V by ldmatrix .trans);
 //   causal and window blocks visit only the key tiles their rows see;
-//   softcap and sinks (the sink's logit in each row's max and sum).
+//   softcap, ALiBi, key and query lengths, and sinks (the sink's logit in
+//   each row's max and sum).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
 // A (row-major 16x16) registers hold (g, 2t), (g + 8, 2t), (g, 2t + 8),
@@ -76,9 +77,8 @@ std::string unsupportedReason(TermOp term) {
   if (term.getEffectiveNormalizer() != Normalizer::Rows ||
       term.getEffectiveEps() != 0)
     return "its normaliser is not rows with eps 0";
-  if (term.isProjected() || term.getAlibi() || term.hasLengths() ||
-      term.getLse() || term.hasDecay() || term.hasState())
-    return "it projects, has ALiBi, lengths, lse, decay or state";
+  if (term.isProjected() || term.getLse() || term.hasDecay() || term.hasState())
+    return "it projects, has lse, decay or state";
   if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape() ||
       !result.hasStaticShape())
     return "its shapes are not static";
@@ -281,6 +281,12 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   Value k = buffer(term.getKey());
   Value v = buffer(term.getValue());
   Value sinks = term.getSinks() ? buffer(term.getSinks()) : Value();
+  Value slopes =
+      term.getAlibiSlopes() ? buffer(term.getAlibiSlopes()) : Value();
+  Value keyLengths =
+      term.getKeyLengths() ? buffer(term.getKeyLengths()) : Value();
+  Value queryLengths =
+      term.getQueryLengths() ? buffer(term.getQueryLengths()) : Value();
   auto outType =
       MemRefType::get(resultType.getShape(), resultType.getElementType());
   Value out = memref::AllocOp::create(rewriter, loc, outType);
@@ -412,6 +418,44 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   const int64_t valueTiles = dim / 8;
   Value zero = kb.f32(0);
   Value minusInfinity = kb.f32(-std::numeric_limits<double>::infinity());
+  auto toF32 = [&](Value index) -> Value {
+    Value i64 =
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), index);
+    return arith::SIToFPOp::create(rewriter, loc, f32Type, i64);
+  };
+  // ALiBi's a_h: the operand's entry, or the ALiBi reference's slopes
+  // (2^(-8(h+1)/n) for the n = 2^floor(log2 H) first heads, then every
+  // other slope of the rule for 2n).
+  Value slope;
+  if (slopes) {
+    slope = memref::LoadOp::create(rewriter, loc, slopes, ValueRange{h});
+  } else if (term.getAlibi()) {
+    int64_t closest = 1;
+    while (closest * 2 <= heads)
+      closest *= 2;
+    Value first = kb.lessThan(h, kb.index(closest));
+    // As exp(x ln 2): no exp2 (or libdevice) on the kernels' math path.
+    const double ln2 = std::log(2.0);
+    Value own = toF32(kb.add(h, kb.index(1)));
+    own = kb.mulF(own, kb.f32(-8.0 * ln2 / closest));
+    Value beyond = arith::SubIOp::create(
+        rewriter, loc, h,
+        arith::MinSIOp::create(rewriter, loc, h, kb.index(closest)));
+    Value extra = toF32(kb.add(kb.mul(beyond, kb.index(2)), kb.index(1)));
+    extra = kb.mulF(extra, kb.f32(-4.0 * ln2 / closest));
+    slope = math::ExpOp::create(rewriter, loc, kb.select(first, own, extra));
+  }
+  // Key and query lengths of this batch element (whole numbers in f32).
+  Value keyLength =
+      keyLengths
+          ? memref::LoadOp::create(rewriter, loc, keyLengths, ValueRange{b})
+                .getResult()
+          : Value();
+  Value queryLength =
+      queryLengths
+          ? memref::LoadOp::create(rewriter, loc, queryLengths, ValueRange{b})
+                .getResult()
+          : Value();
   SmallVector<Value> initial(valueTiles * 4, zero);
   if (sinks) {
     // The sink's logit σ_h counts in every row's max and, once per row (in
@@ -512,6 +556,21 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
               rewriter, loc, kb.mulF(score, kb.f32(1 / *softcap)));
           score = kb.mulF(kb.f32(*softcap), capped);
         }
+        if (slope) {
+          // s <- s - a_h |p_i - j|, p_i = i + M - N
+          Value distance = math::AbsFOp::create(
+              rewriter, loc,
+              arith::SubFOp::create(
+                  rewriter, loc, toF32(kb.add(row, kb.index(keys - queries))),
+                  toF32(key)));
+          score = arith::SubFOp::create(rewriter, loc, score,
+                                        kb.mulF(slope, distance));
+        }
+        if (keyLength)
+          visible = arith::AndIOp::create(
+              rewriter, loc, visible,
+              arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT,
+                                    toF32(key), keyLength));
         scores[j][i] = kb.select(visible, score, minusInfinity);
         tileMax[i / 2] = kb.maxF(tileMax[i / 2], scores[j][i]);
       }
@@ -589,9 +648,15 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
     Value sum = kb.rowReduce(results[valueTiles * 4 + 2 + r], false);
     Value positive = arith::CmpFOp::create(
         rewriter, loc, arith::CmpFPredicate::OGT, sum, zero);
+    Value row = r == 0 ? row0 : row1;
+    if (queryLength) {
+      // Rows i >= L_b are 0.
+      Value kept = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::OLT, toF32(row), queryLength);
+      positive = arith::AndIOp::create(rewriter, loc, positive, kept);
+    }
     Value inverse = kb.select(
         positive, arith::DivFOp::create(rewriter, loc, kb.f32(1), sum), zero);
-    Value row = r == 0 ? row0 : row1;
     auto store = scf::IfOp::create(rewriter, loc, kb.lessThan(row, queryCount));
     OpBuilder::InsertionGuard storeGuard(rewriter);
     rewriter.setInsertionPointToStart(&store.getThenRegion().front());

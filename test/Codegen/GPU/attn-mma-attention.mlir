@@ -3,7 +3,7 @@
 
 // 64 products per key tile in each kernel: D = 64, 64 keys: (4 + 4) × 8;
 // D = 128, 32 keys: 8 × 4 + 2 × 16.
-// PRODUCTS: 192
+// PRODUCTS: 256
 
 // Causal softmax over bf16, B = 1, H = 2, N = M = 100, D = 64, s = 1/8:
 //   grid (⌈100/64⌉ = 2, B·H = 2) of 128 threads (4 warps × 16 query rows);
@@ -132,14 +132,42 @@ func.func @window_softcap_sink(%q: tensor<1x2x200x64xbf16>, %sinks: tensor<2xf32
 
 // -----
 
+// ALiBi with the reference's slopes for H = 6 (n = 4: a_h = 2^(-8(h+1)/4)
+// for h < 4, then 2^(-4(2(h-4)+1)/4)), as exp(x ln 2); s <- s - a_h |p_i - j|;
+// key lengths hide j >= L_b, query lengths zero the rows i >= L_b.
+// CHECK-LABEL: func.func @alibi_lengths(
+// CHECK-DAG:     %[[OWN:.+]] = arith.constant -1.38629436 : f32
+// CHECK-DAG:     %[[EXTRA:.+]] = arith.constant -0.693147182 : f32
+// CHECK:         gpu.launch
+// CHECK:           %[[FIRST:.+]] = arith.cmpi slt, %[[H:.+]], %c4 : index
+// CHECK:           arith.mulf %{{.+}}, %[[OWN]] : f32
+// CHECK:           arith.mulf %{{.+}}, %[[EXTRA]] : f32
+// CHECK:           %[[EXPONENT:.+]] = arith.select %[[FIRST]], %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:      %[[SLOPE:.+]] = math.exp %[[EXPONENT]] : f32
+// CHECK:           %[[LK:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<1xf32>
+// CHECK:           scf.for
+// CHECK:             %[[DISTANCE:.+]] = math.absf %{{.+}} : f32
+// CHECK-NEXT:        %[[BIAS:.+]] = arith.mulf %[[SLOPE]], %[[DISTANCE]] : f32
+// CHECK-NEXT:        %[[BIASED:.+]] = arith.subf %{{.+}}, %[[BIAS]] : f32
+// CHECK-NEXT:        %[[SHORT:.+]] = arith.cmpf olt, %{{.+}}, %[[LK]] : f32
+// CHECK-NEXT:        %[[VISIBLE:.+]] = arith.andi %{{.+}}, %[[SHORT]] : i1
+// CHECK-NEXT:        arith.select %[[VISIBLE]], %[[BIASED]], %{{.+}} : f32
+// CHECK:           arith.cmpf olt, %{{.+}}, %[[LK]] : f32
+func.func @alibi_lengths(%q: tensor<1x6x200x64xbf16>, %lengths: tensor<1xf32>) -> tensor<1x6x200x64xf32> {
+  %r = attn.term softmax (%q, %q, %q) alibi mask causal key_lengths(%lengths : tensor<1xf32>) query_lengths(%lengths : tensor<1xf32>) : tensor<1x6x200x64xbf16>, tensor<1x6x200x64xbf16>, tensor<1x6x200x64xbf16> -> tensor<1x6x200x64xf32>
+  return %r : tensor<1x6x200x64xf32>
+}
+
+// -----
+
 // Terms the kernel does not take stay for the general lowering: f32 inputs,
-// kernel scores, ALiBi.
+// kernel scores, lse.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     gpu.launch
 // CHECK-COUNT-3: attn.term
 func.func @left_alone(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) {
   %a = attn.term softmax (%q, %q, %q) : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
   %b = attn.term kernel elu1 (%qb, %qb, %qb) : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
-  %c = attn.term softmax (%qb, %qb, %qb) alibi mask causal : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
-  return %a, %b, %c : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
+  %c:2 = attn.term softmax (%qb, %qb, %qb) mask causal lse : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>, tensor<1x2x16xf32>
+  return %a, %b, %c#0 : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
 }
