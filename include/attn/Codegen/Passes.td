@@ -386,9 +386,9 @@ def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
     Replaces each `attn.term softmax` whose query, key and value are bf16 or
     f16 (static shapes, head dims equal multiples of 16 up to 128, mask
     `none`, `causal` or `window`, normaliser `rows` with ε = 0, softcap,
-    ALiBi, sinks and key/query lengths allowed; no projection, lse, decay or
-    state) by one `gpu.launch` in the FlashAttention-2 form, written with
-    warp instructions:
+    ALiBi, sinks, key/query lengths and lse allowed; no projection, decay
+    or state) by one `gpu.launch` in the FlashAttention-2 form, written
+    with warp instructions:
 
     ```
     grid (⌈N/64⌉, B·H), 4 warps × 16 query rows per block
@@ -406,7 +406,8 @@ def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
       P = exp(s − m'), α = exp(m − m'), l = α l + Σ P, O = α O
       O += P V         P rounded to the input type, in registers as the
                        A operand; V by nvvm.ldmatrix x4 .trans
-    O / l (0 for a row without a visible key or i ≥ L_b); rows < N stored
+    O / l (0 for a row without a visible key or i ≥ L_b); rows < N stored;
+    lse = m + log l (−inf for those rows)
     ```
 
     The result buffer is allocated on the host side of the launch

@@ -77,8 +77,8 @@ std::string unsupportedReason(TermOp term) {
   if (term.getEffectiveNormalizer() != Normalizer::Rows ||
       term.getEffectiveEps() != 0)
     return "its normaliser is not rows with eps 0";
-  if (term.isProjected() || term.getLse() || term.hasDecay() || term.hasState())
-    return "it projects, has lse, decay or state";
+  if (term.isProjected() || term.hasDecay() || term.hasState())
+    return "it projects, has decay or state";
   if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape() ||
       !result.hasStaticShape())
     return "its shapes are not static";
@@ -290,6 +290,13 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   auto outType =
       MemRefType::get(resultType.getShape(), resultType.getElementType());
   Value out = memref::AllocOp::create(rewriter, loc, outType);
+  // The log-sum-exp of every row, lse_i = m_i + log z_i ([B, H, N]).
+  Value lse;
+  if (Value lseResult = term.getLse())
+    lse = memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get(cast<RankedTensorType>(lseResult.getType()).getShape(),
+                        f32Type));
 
   KernelBuilder kb(rewriter, loc, element);
   auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
@@ -473,6 +480,10 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   } else {
     initial.append({minusInfinity, minusInfinity, zero, zero});
   }
+  // With lse: the largest visible score of each row, -inf while the row has
+  // seen no key (its lse is then -inf, the sink's logit notwithstanding).
+  if (lse)
+    initial.append({minusInfinity, minusInfinity});
   auto loop = scf::ForOp::create(rewriter, loc, firstTile, keyTiles,
                                  kb.index(1), initial);
   {
@@ -577,7 +588,8 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
     }
     Value newMax[2], shift[2], alpha[2];
     for (int r = 0; r < 2; ++r) {
-      newMax[r] = kb.maxF(runningMax[r], kb.rowReduce(tileMax[r], true));
+      tileMax[r] = kb.rowReduce(tileMax[r], true);
+      newMax[r] = kb.maxF(runningMax[r], tileMax[r]);
       // A row with no visible key so far keeps max -inf: shift by 0, so
       // that exp(-inf - 0) = 0 instead of NaN.
       Value none = arith::CmpFOp::create(
@@ -635,6 +647,9 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
       yielded.push_back(newMax[r]);
     for (int r = 0; r < 2; ++r)
       yielded.push_back(kb.addF(kb.mulF(runningSum[r], alpha[r]), tileSum[r]));
+    if (lse)
+      for (int r = 0; r < 2; ++r)
+        yielded.push_back(kb.maxF(carried[valueTiles * 4 + 4 + r], tileMax[r]));
     scf::YieldOp::create(rewriter, loc, yielded);
   }
 
@@ -660,6 +675,26 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
     auto store = scf::IfOp::create(rewriter, loc, kb.lessThan(row, queryCount));
     OpBuilder::InsertionGuard storeGuard(rewriter);
     rewriter.setInsertionPointToStart(&store.getThenRegion().front());
+    if (lse) {
+      // lse_i = m_i + log z_i; -inf for a row that saw no key (or is
+      // beyond its query length). Lane t = 0 of the row stores it.
+      Value seen =
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT,
+                                results[valueTiles * 4 + 4 + r], minusInfinity);
+      seen = arith::AndIOp::create(rewriter, loc, seen, positive);
+      Value logSumExp =
+          kb.addF(results[valueTiles * 4 + r],
+                  math::LogOp::create(rewriter, loc, sum).getResult());
+      logSumExp = kb.select(seen, logSumExp, minusInfinity);
+      auto leader = scf::IfOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, t,
+                                kb.index(0)));
+      OpBuilder::InsertionGuard leaderGuard(rewriter);
+      rewriter.setInsertionPointToStart(&leader.getThenRegion().front());
+      memref::StoreOp::create(rewriter, loc, logSumExp, lse,
+                              ValueRange{b, h, row});
+    }
     for (int64_t n = 0; n < valueTiles; ++n)
       for (int64_t i = 0; i < 2; ++i) {
         Value value = kb.mulF(results[4 * n + 2 * r + i], inverse);
@@ -677,6 +712,11 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
                                                    out, rewriter.getUnitAttr(),
                                                    rewriter.getUnitAttr());
   rewriter.replaceAllUsesWith(term.getResult(), result);
+  if (lse)
+    rewriter.replaceAllUsesWith(
+        term.getLse(), bufferization::ToTensorOp::create(
+                           rewriter, loc, term.getLse().getType(), lse,
+                           rewriter.getUnitAttr(), rewriter.getUnitAttr()));
   rewriter.eraseOp(term);
   return success();
 }

@@ -3,7 +3,7 @@
 
 // 64 products per key tile in each kernel: D = 64, 64 keys: (4 + 4) × 8;
 // D = 128, 32 keys: 8 × 4 + 2 × 16.
-// PRODUCTS: 256
+// PRODUCTS: 320
 
 // Causal softmax over bf16, B = 1, H = 2, N = M = 100, D = 64, s = 1/8:
 //   grid (⌈100/64⌉ = 2, B·H = 2) of 128 threads (4 warps × 16 query rows);
@@ -160,14 +160,37 @@ func.func @alibi_lengths(%q: tensor<1x6x200x64xbf16>, %lengths: tensor<1xf32>) -
 
 // -----
 
+// lse: the kernel also carries each row's largest visible score (from −inf)
+// and stores lse_i = m_i + log l_i from lane t = 0, −inf for a row that saw
+// no key.
+// CHECK-LABEL: func.func @log_sum_exp(
+// CHECK:         %[[LSE:.+]] = memref.alloc() : memref<1x2x100xf32>
+// CHECK:         gpu.launch
+// CHECK:           %[[LOOP:.+]]:38 = scf.for
+// CHECK:           %[[SEEN:.+]] = arith.cmpf ogt, %[[LOOP]]#36, %{{.+}} : f32
+// CHECK-NEXT:      %[[BOTH:.+]] = arith.andi %[[SEEN]], %{{.+}} : i1
+// CHECK-NEXT:      %[[LOG:.+]] = math.log %{{.+}} : f32
+// CHECK-NEXT:      %[[VALUE:.+]] = arith.addf %[[LOOP]]#32, %[[LOG]] : f32
+// CHECK-NEXT:      %[[OR_NOT:.+]] = arith.select %[[BOTH]], %[[VALUE]], %{{.+}} : f32
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.store %[[OR_NOT]], %[[LSE]][
+// CHECK:         %[[LSE_TENSOR:.+]] = bufferization.to_tensor %[[LSE]] restrict writable : memref<1x2x100xf32>
+// CHECK:         return %{{.+}}, %[[LSE_TENSOR]]
+func.func @log_sum_exp(%q: tensor<1x2x100x64xbf16>) -> (tensor<1x2x100x64xf32>, tensor<1x2x100xf32>) {
+  %r:2 = attn.term softmax (%q, %q, %q) mask causal lse : tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16> -> tensor<1x2x100x64xf32>, tensor<1x2x100xf32>
+  return %r#0, %r#1 : tensor<1x2x100x64xf32>, tensor<1x2x100xf32>
+}
+
+// -----
+
 // Terms the kernel does not take stay for the general lowering: f32 inputs,
-// kernel scores, lse.
+// kernel scores, a Linformer projection.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     gpu.launch
 // CHECK-COUNT-3: attn.term
-func.func @left_alone(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x64xbf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) {
+func.func @left_alone(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x64xbf16>, %e: tensor<8x16xf32>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) {
   %a = attn.term softmax (%q, %q, %q) : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
   %b = attn.term kernel elu1 (%qb, %qb, %qb) : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
-  %c:2 = attn.term softmax (%qb, %qb, %qb) mask causal lse : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>, tensor<1x2x16xf32>
-  return %a, %b, %c#0 : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
+  %c = attn.term softmax (%qb, %qb, %qb) project(%e, %e : tensor<8x16xf32>, tensor<8x16xf32>) : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xf32>
+  return %a, %b, %c : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
 }
