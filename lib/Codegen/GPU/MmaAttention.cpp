@@ -241,7 +241,6 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   Location loc = term.getLoc();
   auto qType = cast<RankedTensorType>(term.getQuery().getType());
   auto kType = cast<RankedTensorType>(term.getKey().getType());
-  auto vType = cast<RankedTensorType>(term.getValue().getType());
   auto resultType = cast<RankedTensorType>(term.getResult().getType());
   const int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1),
                 queries = qType.getDimSize(2), dim = qType.getDimSize(3);
