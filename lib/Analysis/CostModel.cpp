@@ -100,46 +100,69 @@ static std::string trim(const std::string &text) {
 
 /// The numeric keys of a target file, in the order printTarget writes them.
 struct TargetField {
+  /// The values a key takes: positive, or also 0 (fixed costs, penalties
+  /// that may vanish, flags), or an efficiency: a fraction of the peak in
+  /// (0, 1] (< 0 in a Target: unset).
+  enum Range { Positive, NonNegative, Fraction };
   const char *key;
   double Target::*real;
   int64_t Target::*integer;
-  /// Efficiencies: a fraction of the peak, at most 1 (< 0: unset).
-  bool fraction;
+  Range range;
 };
 static const TargetField kTargetFields[] = {
-    {"peak_flops", &Target::peakFlops, nullptr, false},
-    {"memory_bandwidth", &Target::memoryBandwidth, nullptr, false},
-    {"cores", nullptr, &Target::cores, false},
-    {"element_bytes", nullptr, &Target::elementBytes, false},
-    {"exp_flops", &Target::expFlops, nullptr, false},
-    {"qk_efficiency", &Target::qkEfficiency, nullptr, true},
-    {"qk_kernel_efficiency", &Target::qkKernelEfficiency, nullptr, true},
-    {"qk_masked_efficiency", &Target::qkMaskedEfficiency, nullptr, true},
+    {"peak_flops", &Target::peakFlops, nullptr, TargetField::Positive},
+    {"memory_bandwidth", &Target::memoryBandwidth, nullptr,
+     TargetField::Positive},
+    {"cores", nullptr, &Target::cores, TargetField::Positive},
+    {"element_bytes", nullptr, &Target::elementBytes, TargetField::Positive},
+    {"exp_flops", &Target::expFlops, nullptr, TargetField::Positive},
+    {"qk_efficiency", &Target::qkEfficiency, nullptr, TargetField::Fraction},
+    {"qk_kernel_efficiency", &Target::qkKernelEfficiency, nullptr,
+     TargetField::Fraction},
+    {"qk_masked_efficiency", &Target::qkMaskedEfficiency, nullptr,
+     TargetField::Fraction},
     {"qk_kernel_masked_efficiency", &Target::qkKernelMaskedEfficiency, nullptr,
-     true},
-    {"kv_efficiency", &Target::kvEfficiency, nullptr, true},
-    {"chunked_efficiency", &Target::chunkedEfficiency, nullptr, true},
-    {"feature_efficiency", &Target::featureEfficiency, nullptr, true},
-    {"recurrent_efficiency", &Target::recurrentEfficiency, nullptr, true},
-    {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr, false},
+     TargetField::Fraction},
+    {"kv_efficiency", &Target::kvEfficiency, nullptr, TargetField::Fraction},
+    {"chunked_efficiency", &Target::chunkedEfficiency, nullptr,
+     TargetField::Fraction},
+    {"feature_efficiency", &Target::featureEfficiency, nullptr,
+     TargetField::Fraction},
+    {"recurrent_efficiency", &Target::recurrentEfficiency, nullptr,
+     TargetField::Fraction},
+    {"chunk_half_efficiency", &Target::chunkHalfEfficiency, nullptr,
+     TargetField::NonNegative},
     {"kv_width_half_efficiency", &Target::kvWidthHalfEfficiency, nullptr,
-     false},
-    {"chunk_overhead", &Target::chunkOverhead, nullptr, false},
-    {"qk_row_cost", &Target::qkRowCost, nullptr, false},
-    {"query_tile", nullptr, &Target::queryTile, false},
-    {"key_tile", nullptr, &Target::keyTile, false},
-    {"qk_whole_tiles", nullptr, &Target::qkWholeTiles, false},
-    {"launch_overhead", &Target::launchOverhead, nullptr, false},
-    {"qk_head_overhead", &Target::qkHeadOverhead, nullptr, false},
-    {"qk_masked_head_overhead", &Target::qkMaskedHeadOverhead, nullptr, false},
-    {"kv_head_overhead", &Target::kvHeadOverhead, nullptr, false},
-    {"chunked_head_overhead", &Target::chunkedHeadOverhead, nullptr, false},
-    {"recurrent_head_overhead", &Target::recurrentHeadOverhead, nullptr, false},
-    {"qk_call_overhead", &Target::qkCallOverhead, nullptr, false},
-    {"qk_masked_call_overhead", &Target::qkMaskedCallOverhead, nullptr, false},
-    {"kv_call_overhead", &Target::kvCallOverhead, nullptr, false},
-    {"chunked_call_overhead", &Target::chunkedCallOverhead, nullptr, false},
-    {"recurrent_call_overhead", &Target::recurrentCallOverhead, nullptr, false},
+     TargetField::NonNegative},
+    {"chunk_overhead", &Target::chunkOverhead, nullptr,
+     TargetField::NonNegative},
+    {"qk_row_cost", &Target::qkRowCost, nullptr, TargetField::NonNegative},
+    {"query_tile", nullptr, &Target::queryTile, TargetField::Positive},
+    {"key_tile", nullptr, &Target::keyTile, TargetField::Positive},
+    {"qk_whole_tiles", nullptr, &Target::qkWholeTiles,
+     TargetField::NonNegative},
+    {"launch_overhead", &Target::launchOverhead, nullptr,
+     TargetField::NonNegative},
+    {"qk_head_overhead", &Target::qkHeadOverhead, nullptr,
+     TargetField::NonNegative},
+    {"qk_masked_head_overhead", &Target::qkMaskedHeadOverhead, nullptr,
+     TargetField::NonNegative},
+    {"kv_head_overhead", &Target::kvHeadOverhead, nullptr,
+     TargetField::NonNegative},
+    {"chunked_head_overhead", &Target::chunkedHeadOverhead, nullptr,
+     TargetField::NonNegative},
+    {"recurrent_head_overhead", &Target::recurrentHeadOverhead, nullptr,
+     TargetField::NonNegative},
+    {"qk_call_overhead", &Target::qkCallOverhead, nullptr,
+     TargetField::NonNegative},
+    {"qk_masked_call_overhead", &Target::qkMaskedCallOverhead, nullptr,
+     TargetField::NonNegative},
+    {"kv_call_overhead", &Target::kvCallOverhead, nullptr,
+     TargetField::NonNegative},
+    {"chunked_call_overhead", &Target::chunkedCallOverhead, nullptr,
+     TargetField::NonNegative},
+    {"recurrent_call_overhead", &Target::recurrentCallOverhead, nullptr,
+     TargetField::NonNegative},
 };
 
 int Target::chunkScaleIndex(double chunk) {
@@ -197,11 +220,11 @@ static bool setField(Target &target, const std::string &key,
   }
   char *end = nullptr;
   double number = std::strtod(value.c_str(), &end);
-  bool mayBeZero =
-      key == "launch_overhead" || key == "chunk_half_efficiency" ||
-      key == "kv_width_half_efficiency" || key == "chunk_overhead" ||
-      key == "qk_row_cost" || key.find("head_overhead") != std::string::npos ||
-      key.find("call_overhead") != std::string::npos || key == "qk_whole_tiles";
+  const TargetField *field = nullptr;
+  for (const TargetField &candidate : kTargetFields)
+    if (key == candidate.key)
+      field = &candidate;
+  bool mayBeZero = field && field->range == TargetField::NonNegative;
   if (value.empty() || *end != '\0' || !std::isfinite(number) || number < 0 ||
       (number == 0 && !mayBeZero))
     return error = "'" + key + "' needs a positive number, got '" + value + "'",
@@ -210,17 +233,15 @@ static bool setField(Target &target, const std::string &key,
     target.chunkScale[index] = number;
     return true;
   }
-  for (const TargetField &field : kTargetFields) {
-    if (key != field.key)
-      continue;
-    if (field.real) {
-      if (field.fraction && number > 1)
+  if (field) {
+    if (field->real) {
+      if (field->range == TargetField::Fraction && number > 1)
         return error = "'" + key +
                        "' is a fraction of the peak and must be at most 1, "
                        "got '" +
                        value + "'",
                false;
-      target.*field.real = number;
+      target.*(field->real) = number;
     } else {
       if (key == "qk_whole_tiles" && number > 1)
         return error = "'qk_whole_tiles' is 0 or 1, got '" + value + "'", false;
@@ -228,7 +249,7 @@ static bool setField(Target &target, const std::string &key,
         return error = "'" + key + "' needs an integer up to 2^30, got '" +
                        value + "'",
                false;
-      target.*field.integer = static_cast<int64_t>(number);
+      target.*(field->integer) = static_cast<int64_t>(number);
     }
     return true;
   }

@@ -49,6 +49,45 @@ Value wrapInThreadLoop(RewriterBase &rewriter, Operation *op, Value threads) {
   return loop.getInductionVar();
 }
 
+/// Loops over the blocks of \p grid (z outermost, from \p zero in steps of
+/// \p one) at the insertion point, which it leaves inside the innermost
+/// loop; returns the block ids x, y, z.
+std::array<Value, 3> createBlockLoops(RewriterBase &rewriter, Location loc,
+                                      gpu::KernelDim3 grid, Value zero,
+                                      Value one) {
+  std::array<Value, 3> blockIds;
+  int dim = 2;
+  for (Value size : {grid.z, grid.y, grid.x}) {
+    auto loop = scf::ForOp::create(rewriter, loc, zero, size, one);
+    blockIds[dim--] = loop.getInductionVar();
+    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  return blockIds;
+}
+
+/// Moves the body of \p launch before \p before, with \p blockIds and the
+/// thread id \p thread (y and z: 0) for its ids and its workgroup
+/// attributions replaced by the first \p buffers; then frees \p buffers
+/// after the launch and erases it.
+void inlineLaunch(RewriterBase &rewriter, gpu::LaunchOp launch,
+                  Operation *before, std::array<Value, 3> blockIds,
+                  Value thread, Value zero, ArrayRef<Value> buffers) {
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  Block &body = launch.getBody().front();
+  SmallVector<Value> replacements = {
+      blockIds[0], blockIds[1], blockIds[2], thread,  zero,    zero,
+      grid.x,      grid.y,      grid.z,      block.x, block.y, block.z};
+  llvm::append_range(replacements,
+                     buffers.take_front(launch.getNumWorkgroupAttributions()));
+  rewriter.eraseOp(body.getTerminator());
+  rewriter.inlineBlockBefore(&body, before, replacements);
+  rewriter.setInsertionPointAfter(launch);
+  for (Value buffer : buffers)
+    memref::DeallocOp::create(rewriter, launch.getLoc(), buffer);
+  rewriter.eraseOp(launch);
+}
+
 bool isWarpInstruction(Operation *op) {
   return isa<NVVM::NVVMDialect>(op->getDialect());
 }
@@ -117,13 +156,11 @@ private:
     return LLVM::AddrSpaceCastOp::create(rewriter, loc, pointer(), value);
   }
 
-  void call(Location loc, StringRef name, ValueRange operands,
-            TypeRange results = {}, Operation **made = nullptr) {
+  func::CallOp call(Location loc, StringRef name, ValueRange operands,
+                    TypeRange results = {}) {
     func::FuncOp callee =
         declareFunction(module, name, operands.getTypes(), results);
-    auto op = func::CallOp::create(rewriter, loc, callee, operands);
-    if (made)
-      *made = op;
+    return func::CallOp::create(rewriter, loc, callee, operands);
   }
 
   /// Element \p index of the scratch slot, as \p type.
@@ -230,13 +267,13 @@ private:
       break;
     }
     Value value = shuffle.getVal();
-    Operation *made = nullptr;
-    call(loc, "attn_emu_shfl",
-         {thread, constantI32(loc, mode), shuffle.getThreadMask(),
-          asRegister(loc, value), shuffle.getOffset(),
-          shuffle.getMaskAndClamp(), scratch},
-         {i32()}, &made);
-    Value result = made->getResult(0);
+    Value result =
+        call(loc, "attn_emu_shfl",
+             {thread, constantI32(loc, mode), shuffle.getThreadMask(),
+              asRegister(loc, value), shuffle.getOffset(),
+              shuffle.getMaskAndClamp(), scratch},
+             {i32()})
+            .getResult(0);
     if (value.getType() != i32())
       result = LLVM::BitcastOp::create(rewriter, loc, value.getType(), result);
     if (!shuffle.getReturnValueAndIsValid()) {
@@ -431,31 +468,15 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
 
     rewriter.setInsertionPoint(launch);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    SmallVector<Value> blockIds;
-    for (Value size : {grid.z, grid.y, grid.x}) {
-      auto loop = scf::ForOp::create(rewriter, loc, zero, size, one);
-      blockIds.push_back(loop.getInductionVar());
-      rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-    }
+    std::array<Value, 3> blockIds =
+        createBlockLoops(rewriter, loc, grid, zero, one);
     if (!barriers) {
       auto loop = scf::ForOp::create(rewriter, loc, zero, block.x, one);
       wholeBodyThread = loop.getInductionVar();
       rewriter.setInsertionPoint(loop.getBody()->getTerminator());
     }
-    Operation *insertionPoint = &*rewriter.getInsertionPoint();
-
-    SmallVector<Value> replacements = {
-        blockIds[2], blockIds[1], blockIds[0],
-        barriers ? zero : wholeBodyThread, zero, zero,
-        grid.x, grid.y, grid.z, block.x, block.y, block.z};
-    for (Value buffer : buffers)
-      replacements.push_back(buffer);
-    rewriter.eraseOp(body.getTerminator());
-    rewriter.inlineBlockBefore(&body, insertionPoint, replacements);
-    rewriter.setInsertionPointAfter(launch);
-    for (Value buffer : buffers)
-      memref::DeallocOp::create(rewriter, loc, buffer);
-    rewriter.eraseOp(launch);
+    inlineLaunch(rewriter, launch, &*rewriter.getInsertionPoint(), blockIds,
+                 barriers ? zero : wholeBodyThread, zero, buffers);
     return success();
   }
 
@@ -467,20 +488,14 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
                                        ArrayRef<Value> buffers) {
     Location loc = launch.getLoc();
     auto module = launch->getParentOfType<ModuleOp>();
-    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    Block &body = launch.getBody().front();
     Type i32 = rewriter.getI32Type();
 
     rewriter.setInsertionPoint(launch);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    SmallVector<Value> blockIds;
-    for (Value size : {grid.z, grid.y, grid.x}) {
-      auto loop = scf::ForOp::create(rewriter, loc, zero, size, one);
-      blockIds.push_back(loop.getInductionVar());
-      rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-    }
+    std::array<Value, 3> blockIds = createBlockLoops(
+        rewriter, loc, launch.getGridSizeOperandValues(), zero, one);
     Value threads =
         arith::IndexCastOp::create(rewriter, loc, i32, block.x).getResult();
     func::FuncOp begin =
@@ -510,13 +525,8 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
         rewriter, loc, LLVM::LLVMPointerType::get(rewriter.getContext()), i32,
         four);
 
-    SmallVector<Value> replacements = {
-        blockIds[2], blockIds[1], blockIds[0], threadIndex, zero,    zero,
-        grid.x,      grid.y,      grid.z,      block.x,     block.y, block.z};
-    llvm::append_range(
-        replacements, buffers.take_front(launch.getNumWorkgroupAttributions()));
-    rewriter.eraseOp(body.getTerminator());
-    rewriter.inlineBlockBefore(&body, terminator, replacements);
+    inlineLaunch(rewriter, launch, terminator, blockIds, threadIndex, zero,
+                 buffers);
 
     SmallVector<Operation *> rewritten;
     region->walk([&](Operation *op) {
@@ -540,14 +550,7 @@ struct AttnEmulateGPU : public attn::impl::AttnEmulateGPUBase<AttnEmulateGPU> {
                WalkResult::interrupt();
       return WalkResult::advance();
     });
-    if (unknown.wasInterrupted())
-      return failure();
-
-    rewriter.setInsertionPointAfter(launch);
-    for (Value buffer : buffers)
-      memref::DeallocOp::create(rewriter, loc, buffer);
-    rewriter.eraseOp(launch);
-    return success();
+    return failure(unknown.wasInterrupted());
   }
 };
 
