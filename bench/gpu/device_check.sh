@@ -172,7 +172,9 @@ if ((DO_CHECK)); then
   check_one() {
     local spec=$1 sweep=$2 name
     name=$(basename "$spec" .attn)
-    timeout 150 "$RUNNER" check "$spec" --sweep "$sweep" \
+    local precision=()
+    [[ $name == *_tf32_* ]] && precision=(--gpu-precision tf32)
+    timeout 150 "$RUNNER" check "$spec" --sweep "$sweep" "${precision[@]}" \
       >"$WORK/check/$name.jsonl" 2>"$WORK/check/$name.err"
     echo $? >"$WORK/check/$name.rc"
   }
@@ -212,7 +214,7 @@ if ((DO_BENCH)); then
       mkdir -p "$dir"
       echo "{\"D\": $d, \"N\": $n, \"B\": 1, \"H\": 16}" >"$dir/meta.json"
       inputs=(--save-inputs "$dir")
-      for variant in softmax softmax_causal elu1 elu1_causal softmax_bf16 softmax_f16; do
+      for variant in softmax softmax_causal elu1 elu1_causal softmax_bf16 softmax_f16 softmax_tf32; do
         spec=$ARTIFACTS/specs/bench/bench_${variant}_d$d.attn
         if [[ ! -f $spec ]]; then
           say "  skipped $variant D=$d N=$n: not compiled"
@@ -224,6 +226,7 @@ if ((DO_BENCH)); then
         fi
         extra=()
         ((n <= 1024)) && extra=(--check)
+        [[ $variant == *_tf32 ]] && extra+=(--gpu-precision tf32)
         line=$(timeout "$(limit 90)" "$RUNNER" bench "$spec" --set "N=$n" \
           --repeat $REPEAT --max-seconds 3 "${inputs[@]}" "${extra[@]}" \
           --save-output "$dir/attn_$variant.npy" 2>>"$WORK/bench.err")

@@ -215,7 +215,7 @@ def main():
                 continue
             block_mask = None
             for variant in ("softmax", "softmax_causal", "elu1", "elu1_causal",
-                            "softmax_bf16", "softmax_f16"):
+                            "softmax_bf16", "softmax_f16", "softmax_tf32"):
                 causal = variant.endswith("_causal")
                 attn_path = os.path.join(folder, "attn_%s.npy" % variant)
                 attn_out = None
@@ -228,6 +228,10 @@ def main():
                     # on the inputs rounded as attn rounds them.
                     qn, kn, vn = (x.to(narrow) for x in (q, k, v))
                     peers = [("sdpa", lambda: sdpa(qn, kn, vn))]
+                elif variant == "softmax_tf32":
+                    # SDPA in fp32 (as for softmax: its fp32 kernels do not
+                    # use TF32), the peer a user of f32 inputs would have.
+                    peers = [("sdpa", lambda: sdpa(q, k, v))]
                 elif variant.startswith("softmax"):
                     peers = [("sdpa", lambda c=causal: sdpa(q, k, v, is_causal=c))]
                     if flex is not None:

@@ -7,7 +7,8 @@
 #   bash bench/gpu/prepare.sh [--attnc PATH] [--chip sm_90]
 #
 # Compiles every examples/*.attn and the generated benchmark specs (softmax,
-# causal softmax, elu1 linear, causal elu1 linear; inputs [1, 16, N, D],
+# causal softmax, elu1 linear, causal elu1 linear, softmax over bf16 / f16,
+# softmax over f32 in tf32 (--gpu-precision=tf32); inputs [1, 16, N, D],
 # D = 64 and 128, N dynamic) with
 #
 #   attnc SPEC --target=nvptx --chip=CHIP --emit=obj -o DIR
@@ -105,16 +106,29 @@ for d in 64 128; do
     write_bench_spec "$STAGE/$name.attn" "$name" "$d" "$score" "$mask"
     BENCH_SPECS+=("$STAGE/$name.attn")
   done
-  # Narrow inputs and output, f32 arithmetic: bench_softmax_bf16_dD and
-  # bench_softmax_f16_dD (issue 15's rows; tensor cores are not used yet).
+  # Narrow inputs and output on the tensor cores: bench_softmax_bf16_dD and
+  # bench_softmax_f16_dD; f32 inputs on the tensor cores in tf32:
+  # bench_softmax_tf32_dD (compiled with --gpu-precision=tf32, see
+  # precision_flags).
   for type in bf16 f16; do
     name=bench_softmax_${type}_d$d
     write_bench_spec "$STAGE/$name.attn" "$name" "$d" softmax none "$type"
     BENCH_SPECS+=("$STAGE/$name.attn")
   done
+  name=bench_softmax_tf32_d$d
+  write_bench_spec "$STAGE/$name.attn" "$name" "$d" softmax none
+  BENCH_SPECS+=("$STAGE/$name.attn")
 done
 
 #--- Compile ------------------------------------------------------------------
+
+# precision_flags SPEC: attnc's --gpu-precision for SPEC (tf32 for the
+# *_tf32_* bench specs; device_check.sh tells the runner the same).
+precision_flags() {
+  case $(basename "$1") in
+  *_tf32_*) echo --gpu-precision=tf32 ;;
+  esac
+}
 
 COMPILED=()
 FAILED=()
@@ -128,7 +142,9 @@ ptxas_stats() {
     echo "| $name | - | no ptxas ($PTXAS) | | | | |" >>"$STAGE/PTXAS"
     return 0
   fi
-  if ! "$ATTNC" "$spec" --target=nvptx --chip="$CHIP" --emit=ptx -o "$ptx" \
+  # shellcheck disable=SC2046
+  if ! "$ATTNC" "$spec" --target=nvptx --chip="$CHIP" $(precision_flags "$spec") \
+      --emit=ptx -o "$ptx" \
       >/dev/null 2>&1 ||
       ! "$PTXAS" -v --gpu-name="$CHIP" "$ptx" -o /dev/null \
         >"$STAGE/ptxas.log" 2>&1; then
@@ -165,7 +181,9 @@ compile() {
   one=$STAGE/one
   log=$STAGE/log
   rm -rf "$one"
-  if ! "$ATTNC" "$spec" --target=nvptx --chip="$CHIP" --emit=obj -o "$one" \
+  # shellcheck disable=SC2046
+  if ! "$ATTNC" "$spec" --target=nvptx --chip="$CHIP" $(precision_flags "$spec") \
+      --emit=obj -o "$one" \
       >"$log" 2>&1; then
     echo "  FAILED  $kind/$(basename "$spec")"
     { grep -v -e ': remark: ' -e '^ ' "$log" || true; } | head -n 5 |

@@ -170,7 +170,8 @@ def main():
     if len(heads) == 1 and len(batch) == 1:
         shape = "B=%s, H=%s, " % (batch.pop(), heads.pop())
     print("== Timing: %sf32 inputs (softmax_bf16 / _f16: bf16 / f16 in and "
-          "out, f32 arithmetic), median of up to %d calls after one untimed "
+          "out on the tensor cores; softmax_tf32: f32 in, tensor cores in "
+          "tf32), median of up to %d calls after one untimed "
           "call, each timed by the wall clock around the call and a device "
           "synchronize" % (shape, args.repeat))
     print("   TFLOP/s from nominal FLOPs, the same for both sides: softmax "
@@ -228,10 +229,12 @@ def main():
     print()
     print("-- softmax: peers SDPA = torch.nn.functional.scaled_dot_product_attention "
           "(is_causal), Flex = flex_attention under torch.compile (causal block mask);")
-    print("   softmax_bf16 / _f16: SDPA in bf16 / f16 (FlashAttention), attn with "
-          "f32 arithmetic (tensor cores not used yet)")
+    print("   softmax_bf16 / _f16: SDPA in bf16 / f16 (FlashAttention), attn on "
+          "mma.sync m16n8k16; softmax_tf32: SDPA in fp32, attn on mma.sync "
+          "m16n8k8 tf32 (--gpu-precision=tf32)")
     rows = []
-    for variant in ("softmax", "softmax_causal", "softmax_bf16", "softmax_f16"):
+    for variant in ("softmax", "softmax_causal", "softmax_bf16", "softmax_f16",
+                    "softmax_tf32"):
         for d, n in keys:
             flops = nominal_flops(variant, *batch_heads(variant, d, n), n, d)
             ams, atext = attn_cell(variant, d, n)

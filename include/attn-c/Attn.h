@@ -55,6 +55,10 @@ void attnOptionsDestroy(AttnOptions *options);
  *   force-order  auto | qk_first | kv_first | recurrent
  *   threads      0 (every core) or a positive count
  *   emulate-gpu  0 | 1   (nvptx: run the GPU kernels on the host)
+ *   gpu-precision  f32 (default) | tf32   (nvptx: softmax terms over f32
+ *                inputs in f32 on the CUDA cores, or on the tensor cores
+ *                with the operands rounded to tf32; bf16 and f16 inputs
+ *                always use the tensor cores)
  *   cache-dir    a directory, or "off" for no cache
  *   finite-inputs  0 (default) | 1: attnKernelRun refuses (ATTN_STATUS_ERROR)
  *                inputs holding a NaN or an infinity (by default they reach
@@ -80,10 +84,11 @@ int attnOptionsSetSize(AttnOptions *options, const char *name, int64_t value,
 /* Parses, checks and compiles the spec held in SPEC_TEXT; SPEC_PATH names it
  * in messages (NULL: "<string>"). NULL options: the defaults. A kernel
  * compiled before with the same spec text, sizes, target, chip, cpu,
- * cpu-features, emulate-gpu, force-order, host CPU (name and features), LLVM and build of this library is
- * loaded from the cache instead of being compiled again (threads is not part
- * of the key: it is applied per call). Cache entries are written whole
- * (temporary file, then rename), so processes may share a cache. */
+ * cpu-features, emulate-gpu, gpu-precision, force-order, host CPU (name and
+ * features), LLVM and build of this library is loaded from the cache instead of
+ * being compiled again (threads is not part of the key: it is applied per
+ * call). Cache entries are written whole (temporary file, then rename), so
+ * processes may share a cache. */
 AttnKernel *attnCompile(const char *specText, const char *specPath,
                         const AttnOptions *options, char **error);
 /* The same for the spec file at PATH. */

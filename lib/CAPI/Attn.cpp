@@ -156,6 +156,16 @@ int attnOptionsSet(AttnOptions *options, const char *key, const char *value,
     c.chip = v;
     return 0;
   }
+  if (k == "gpu-precision") {
+    if (v != "f32" && v != "tf32")
+      return setError(error, "option 'gpu-precision' must be f32 or tf32, "
+                             "got '" +
+                                 v + "'"),
+             1;
+    c.gpuPrecision = v == "tf32" ? mlir::attn::GpuPrecision::TF32
+                                 : mlir::attn::GpuPrecision::F32;
+    return 0;
+  }
   if (k == "force-order") {
     if (v == "auto")
       c.force = ForceOrder::Auto;
@@ -289,8 +299,10 @@ static std::string cacheKey(const std::string &specText,
   for (const auto &[name, on] : sorted)
     if (on)
       key += " " + name;
-  key += "\ntarget " + std::string(c.target == Target::NVPTX ? "nvptx" : "cpu") +
-         " chip " + c.chip + " emulate " + std::to_string(c.emulateGpu) +
+  key += "\ntarget " +
+         std::string(c.target == Target::NVPTX ? "nvptx" : "cpu") + " chip " +
+         c.chip + " emulate " + std::to_string(c.emulateGpu) + " precision " +
+         (c.gpuPrecision == mlir::attn::GpuPrecision::TF32 ? "tf32" : "f32") +
          " force " + toString(c.force) + "\ncompiled for cpu " + c.cpu +
          " features " + c.cpuFeatures + "\nsizes";
   for (const auto &[name, value] : options.sizes)
@@ -343,6 +355,11 @@ AttnKernel *attnCompile(const char *specText, const char *specPath,
   const AttnOptions &opts = options ? *options : defaults;
   if (opts.compiler.emulateGpu && opts.compiler.target != Target::NVPTX)
     return setError(error, "attn: error: option 'emulate-gpu' needs target "
+                           "nvptx"),
+           nullptr;
+  if (opts.compiler.gpuPrecision != mlir::attn::GpuPrecision::F32 &&
+      opts.compiler.target != Target::NVPTX)
+    return setError(error, "attn: error: option 'gpu-precision' needs target "
                            "nvptx"),
            nullptr;
   if (opts.compiler.target == Target::NVPTX && !opts.compiler.emulateGpu)
@@ -706,10 +723,12 @@ int attnKernelReference(const AttnKernel *kernel, void *const *arrays,
 }
 
 double attnKernelTolerance(const AttnKernel *kernel) {
-  return kernel ? checkTolerance(kernel->compiler->getSpec(),
-                                 kernel->compiler->getOptions().target ==
-                                     Target::NVPTX)
-                : 0.0;
+  if (!kernel)
+    return 0.0;
+  const CompilerOptions &options = kernel->compiler->getOptions();
+  return checkTolerance(kernel->compiler->getSpec(),
+                        options.target == Target::NVPTX,
+                        options.gpuPrecision == mlir::attn::GpuPrecision::TF32);
 }
 
 int attnCompare(const float *out, const float *expected, size_t count,

@@ -280,6 +280,7 @@ static void setGpuPipeline(mlir::attn::LowerToNVVMOptions &lower,
   lower.chip = o.chip;
   lower.features = o.ptxFeatures;
   lower.emulate = o.emulateGpu;
+  lower.precision = o.gpuPrecision;
 }
 
 mlir::LogicalResult Compiler::lowerToLinalg(mlir::ModuleOp module) {

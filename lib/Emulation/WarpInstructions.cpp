@@ -95,6 +95,16 @@ void ptx::mmaM16N8K8Tf32(const uint32_t a[kWarpSize][4],
   multiplyAccumulate<8>(denseA, denseB, c, d);
 }
 
+uint32_t ptx::cvtRnaTf32(uint32_t bits) {
+  constexpr uint32_t exponent = 0x7f800000u, dropped = 0x1fffu;
+  if ((bits & exponent) == exponent)
+    return (bits & 0x007fffffu) ? 0x7fffffffu : bits;
+  // Half of the dropped part's range added to the magnitude rounds ties
+  // away from zero; a carry into the exponent is the rounding up, to
+  // infinity past the largest finite value.
+  return (bits + (dropped + 1) / 2) & ~dropped;
+}
+
 void ptx::ldmatrix(int count, bool transpose, const uint8_t *shared,
                    const uint32_t rowAddress[kWarpSize],
                    uint32_t d[kWarpSize][4]) {

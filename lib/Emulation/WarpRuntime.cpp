@@ -252,6 +252,12 @@ void attn_emu_mma_m16n8k8_tf32(int32_t thread, uint32_t a0, uint32_t a1,
                 });
 }
 
+uint32_t attn_emu_cvt_rna_tf32(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return cvtRnaTf32(bits);
+}
+
 void attn_emu_ldmatrix(int32_t thread, int32_t count, int32_t transpose,
                        const void *row, uint32_t *d) {
   if (count != 1 && count != 2 && count != 4) {
@@ -345,6 +351,8 @@ attn::emulation::warpRuntimeSymbols() {
        reinterpret_cast<void *>(&attn_emu_mma_m16n8k16)},
       {"attn_emu_mma_m16n8k8_tf32",
        reinterpret_cast<void *>(&attn_emu_mma_m16n8k8_tf32)},
+      {"attn_emu_cvt_rna_tf32",
+       reinterpret_cast<void *>(&attn_emu_cvt_rna_tf32)},
       {"attn_emu_ldmatrix", reinterpret_cast<void *>(&attn_emu_ldmatrix)},
       {"attn_emu_shfl", reinterpret_cast<void *>(&attn_emu_shfl)},
       {"attn_emu_cp_async", reinterpret_cast<void *>(&attn_emu_cp_async)},

@@ -430,7 +430,8 @@ attn::frontend::outputShape(const reference::Problem &problem) {
   return {problem.batch, problem.heads, problem.queries, problem.valueDim};
 }
 
-double attn::frontend::checkTolerance(const Spec &spec, bool tensorCores) {
+double attn::frontend::checkTolerance(const Spec &spec, bool tensorCores,
+                                      bool tf32) {
   double tolerance = 1e-4;
   bool softmax = false;
   for (const TermDecl &term : spec.terms) {
@@ -446,7 +447,8 @@ double attn::frontend::checkTolerance(const Spec &spec, bool tensorCores) {
     for (const InputDecl &input : spec.inputs) {
       if (input.elementType == ElementType::BF16)
         tolerance = std::max(tolerance, 1e-2);
-      if (input.elementType == ElementType::F16)
+      if (input.elementType == ElementType::F16 ||
+          (tf32 && input.elementType == ElementType::F32))
         tolerance = std::max(tolerance, 2e-3);
     }
   if (spec.outputType == ElementType::F16)

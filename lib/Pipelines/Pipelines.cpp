@@ -137,8 +137,11 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
   select.target = options.target;
   select.force = options.force;
   select.chunk = options.chunk;
-  // Softmax terms over bf16 / f16 inputs: tensor-core kernels of their own.
-  pm.nest<func::FuncOp>().addPass(createAttnMmaAttention());
+  // Softmax terms over bf16 / f16 inputs (and f32 ones under tf32):
+  // tensor-core kernels of their own.
+  AttnMmaAttentionOptions mma;
+  mma.precision = options.precision;
+  pm.nest<func::FuncOp>().addPass(createAttnMmaAttention(mma));
   addLinalgLowering(pm, select, options.tileSize, /*staticTiles=*/true);
   addBufferization(pm, /*inPlaceTiles=*/false);
 

@@ -623,6 +623,7 @@ def compile(
     force_order=None,
     threads=None,
     emulate_gpu=False,
+    gpu_precision=None,
     cache_dir=None,
     max_memory=None,
     finite_inputs=False,
@@ -653,6 +654,8 @@ def compile(
                 opts.set("max-memory", str(_int_option("max_memory", max_memory)))
         if emulate_gpu:
             opts.set("emulate-gpu", "1")
+        if gpu_precision is not None:
+            opts.set("gpu-precision", _str_option("gpu_precision", gpu_precision))
         if cache_dir is False:
             opts.set("cache-dir", "off")
         elif cache_dir is not None:

@@ -69,6 +69,9 @@ const char *const kUsage =
     "                             [--check] [--seed S] [--inputs DIR] "
     "[--save-inputs DIR]\n"
     "                             [--save-output FILE.npy]\n"
+    "       (check, bench: --gpu-precision tf32 for a spec compiled with "
+    "attnc's\n"
+    "        --gpu-precision=tf32: its tolerance)\n"
     "\n"
     "list    the specs compiled into this runner\n"
     "device  initialise the GPU and print its name\n"
@@ -105,6 +108,8 @@ struct Options {
   int64_t repeat = 10;
   double maxSeconds = 10.0;
   bool check = false;
+  /// The spec was compiled with attnc --gpu-precision=tf32 (its tolerance).
+  bool tf32 = false;
   std::string inputsDir;
   std::string saveInputsDir;
   std::string saveOutput;
@@ -234,6 +239,15 @@ bool parseOptions(int argc, char **argv, Options &options) {
       if (hasValue)
         return error("--check takes no value"), false;
       options.check = true;
+    } else if (flag == "--gpu-precision") {
+      if (!onlyFor(options.command == "check" || options.command == "bench") ||
+          !takeValue())
+        return false;
+      if (value != "f32" && value != "tf32")
+        return error("--gpu-precision expects f32 or tf32, got '" + value +
+                     "'"),
+               false;
+      options.tf32 = value == "tf32";
     } else if (flag == "--inputs") {
       if (!onlyFor(takesSpec) || !takeValue())
         return false;
@@ -675,7 +689,7 @@ int runSpec(const Options &options) {
   run.spec = std::move(*spec);
   if (!checkSpec(run.spec, diag))
     return run.specError(diag);
-  run.tolerance = checkTolerance(run.spec, /*tensorCores=*/true);
+  run.tolerance = checkTolerance(run.spec, /*tensorCores=*/true, options.tf32);
   std::vector<SizeBindings> combinations;
   if (!run.sizeCombinations(combinations))
     return 1;

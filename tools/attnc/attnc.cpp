@@ -170,6 +170,14 @@ static cl::opt<bool> emulateGpu(
              "thread by thread (tests the GPU mapping without a GPU)"),
     cl::sub(runCommand), cl::cat(attncCategory));
 
+static cl::opt<mlir::attn::GpuPrecision> gpuPrecision(
+    "gpu-precision",
+    cl::desc("With --target=nvptx: how softmax terms over f32 inputs "
+             "multiply (bf16 and f16 inputs always use the tensor cores)"),
+    cl::init(mlir::attn::GpuPrecision::F32), mlir::attn::gpuPrecisionValues(),
+    cl::sub(runCommand), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::cat(attncCategory));
+
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("CPU the code is compiled for: native (default), x86-64-v3 (any "
@@ -318,6 +326,11 @@ static std::optional<CompilerOptions> selectOptions(std::string &error) {
     return std::nullopt;
   }
   options.chip = chipName;
+  if (gpuPrecision.getNumOccurrences() && options.target != Target::NVPTX) {
+    error = "--gpu-precision applies to --target=nvptx only";
+    return std::nullopt;
+  }
+  options.gpuPrecision = gpuPrecision;
   if ((cpuName.getNumOccurrences() || cpuFeatures.getNumOccurrences()) &&
       options.target == Target::NVPTX) {
     error = "--cpu and --cpu-features apply to --target=cpu only";
@@ -555,8 +568,9 @@ static int runSpec(Compiler &compiler, const SizeBindings &overrides) {
 
   int status = 0;
   if (checkResult) {
-    double tolerance =
-        checkTolerance(spec, compiler.getOptions().target == Target::NVPTX);
+    double tolerance = checkTolerance(
+        spec, compiler.getOptions().target == Target::NVPTX,
+        compiler.getOptions().gpuPrecision == mlir::attn::GpuPrecision::TF32);
     Comparison comparison =
         compareWithReference(out.data, expected.data, tolerance);
     double maxAbs = comparison.maxAbsError, maxRel = comparison.maxRelError;

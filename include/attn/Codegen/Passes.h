@@ -23,6 +23,21 @@
 namespace mlir {
 namespace attn {
 
+/// How the GPU kernels multiply f32 inputs (attn-mma-attention's
+/// `precision`): in f32 on the CUDA cores, or on the tensor cores with the
+/// operands rounded to tf32 (10 mantissa bits). bf16 and f16 inputs always
+/// go to the tensor cores.
+enum class GpuPrecision { F32, TF32 };
+
+/// The values of the `precision` options.
+inline llvm::cl::ValuesClass gpuPrecisionValues() {
+  return llvm::cl::values(
+      clEnumValN(GpuPrecision::F32, "f32",
+                 "f32 inputs in f32 on the CUDA cores (exact to f32)"),
+      clEnumValN(GpuPrecision::TF32, "tf32",
+                 "f32 inputs on the tensor cores, rounded to tf32"));
+}
+
 #define GEN_PASS_DECL
 #include "attn/Codegen/Passes.h.inc"
 

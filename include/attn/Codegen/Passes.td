@@ -381,14 +381,18 @@ def AttnMergeGPUModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
 }
 
 def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
-  let summary = "Softmax terms over bf16/f16 inputs as tensor-core kernels";
+  let summary = "Softmax terms over bf16/f16 (or f32 in tf32) inputs as "
+                "tensor-core kernels";
   let description = [{
     Replaces each `attn.term softmax` whose query, key and value are bf16 or
-    f16 (static shapes, head dims equal multiples of 16 up to 128, mask
-    `none`, `causal` or `window`, normaliser `rows` with ε = 0, softcap,
-    ALiBi, sinks, key/query lengths and lse allowed; no projection, decay
-    or state) by one `gpu.launch` in the FlashAttention-2 form, written
-    with warp instructions:
+    f16, or f32 under `precision=tf32`, by one `gpu.launch` in the
+    FlashAttention-2 form, written with warp instructions. Constraints:
+    (1) static head counts and head dims, B, N and M static or dynamic;
+    (2) D = E, a multiple of 16 up to 256 (bf16/f16) or of 8 up to 128
+    (tf32); (3) mask `none`, `causal` or `window`; (4) normaliser `rows`
+    with ε = 0; (5) no projection, decay or state (softcap, ALiBi, sinks,
+    key/query lengths and lse allowed). Other terms are left to the general
+    lowering.
 
     ```
     grid (⌈N/64⌉, B·H), 4 warps × 16 query rows per block
@@ -410,10 +414,25 @@ def AttnMmaAttention : Pass<"attn-mma-attention", "::mlir::func::FuncOp"> {
     lse = m + log l (−inf for those rows)
     ```
 
+    D > 128: Q is staged in shared memory (cp.async) and loaded per 16-dim
+    step by ldmatrix in a rolled loop; two warps per 16 rows each
+    accumulate half of O's columns (256 threads); the tiles are dynamic
+    shared memory. tf32: nvvm.mma.sync m16n8k8 with every operand rounded
+    by nvvm.convert.float.to.tf32 (rna); K and V read by loads from shared
+    rows of D + 4 floats; key tiles of 32 (16 for D > 64); P's accumulator
+    registers are the A operand with the keys of P V permuted (lane (g, t)'s
+    keys 2t, 2t + 1 as A's columns t, t + 4, V's rows read to match).
+
     The result buffer is allocated on the host side of the launch
-    (attn-map-to-gpu moves it to the device). Other terms are left to the
-    general lowering. attn-emulate-gpu runs the kernels on the host.
+    (attn-map-to-gpu moves it to the device). attn-emulate-gpu runs the
+    kernels on the host.
   }];
+  let options = [
+    Option<"precision", "precision", "::mlir::attn::GpuPrecision",
+           /*default=*/"::mlir::attn::GpuPrecision::F32",
+           "How terms over f32 inputs multiply",
+           "::mlir::attn::gpuPrecisionValues()">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

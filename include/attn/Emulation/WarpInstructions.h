@@ -52,6 +52,12 @@ void mmaM16N8K8Tf32(const uint32_t a[kWarpSize][4],
                     const uint32_t b[kWarpSize][2], const float c[kWarpSize][4],
                     float d[kWarpSize][4]);
 
+/// cvt.rna.tf32.f32: the f32 \p bits rounded to tf32 (10 mantissa bits) to
+/// the nearest, ties away from zero, as the f32 pattern whose low 13 bits
+/// are 0; infinities stay, a finite value past the largest tf32 becomes
+/// infinite, NaN becomes the canonical NaN 0x7fffffff.
+uint32_t cvtRnaTf32(uint32_t bits);
+
 /// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: \p count (1, 2
 /// or 4) 8x8 matrices of 16-bit elements; the 8 rows of matrix m start at
 /// the byte offsets in \p shared given by lanes 8m .. 8m + 7 of

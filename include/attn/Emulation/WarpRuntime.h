@@ -44,6 +44,8 @@ void attn_emu_mma_m16n8k8_tf32(int32_t thread, uint32_t a0, uint32_t a1,
                                uint32_t a2, uint32_t a3, uint32_t b0,
                                uint32_t b1, float c0, float c1, float c2,
                                float c3, float *d);
+/// cvt.rna.tf32.f32 (per thread).
+uint32_t attn_emu_cvt_rna_tf32(float value);
 /// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16 from the row
 /// address \p row of this lane; d receives \p count registers.
 void attn_emu_ldmatrix(int32_t thread, int32_t count, int32_t transpose,

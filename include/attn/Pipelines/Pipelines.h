@@ -3,6 +3,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Codegen/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -98,6 +99,11 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("Chunk (key tile) of every auto-chunk term; 0 takes the "
                      "cost model's, which may not fit in shared memory"),
       llvm::cl::init(32)};
+  PassOptions::Option<GpuPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("How softmax terms over f32 inputs multiply (bf16 and "
+                     "f16 inputs always use the tensor cores)"),
+      llvm::cl::init(GpuPrecision::F32), gpuPrecisionValues()};
   PassOptions::Option<int64_t> threads{
       *this, "threads", llvm::cl::desc("Threads per block"),
       llvm::cl::init(128)};

@@ -123,6 +123,8 @@ public:
       return lowerShuffle(shuffle);
     if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op))
       return lowerCopy(copy);
+    if (auto convert = dyn_cast<NVVM::ConvertFloatToTF32Op>(op))
+      return lowerTf32Conversion(convert);
     if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op)) {
       // The copies are complete when made.
       rewriter.eraseOp(op);
@@ -290,6 +292,18 @@ private:
     pair = LLVM::InsertValueOp::create(rewriter, loc, pair, valid,
                                        ArrayRef<int64_t>{1});
     rewriter.replaceOp(shuffle, pair);
+    return success();
+  }
+
+  LogicalResult lowerTf32Conversion(NVVM::ConvertFloatToTF32Op convert) {
+    if (convert.getRnd() != NVVM::FPRoundingMode::RNA ||
+        convert.getSat() != NVVM::SaturationMode::NONE || convert.getRelu())
+      return attn::emitOpErrorInInput(
+          convert, "is not a conversion attn-emulate-gpu can emulate "
+                   "(cvt.rna.tf32.f32 without saturation or relu)");
+    rewriter.replaceOp(convert, call(convert.getLoc(), "attn_emu_cvt_rna_tf32",
+                                     {convert.getSrc()}, {i32()})
+                                    .getResults());
     return success();
   }
 

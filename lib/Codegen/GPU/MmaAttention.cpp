@@ -1,6 +1,7 @@
 //===- MmaAttention.cpp - softmax terms on tensor cores (mma.sync) --------===//
 //
-// A softmax term over bf16 or f16 Q, K, V becomes one gpu.launch in the
+// A softmax term over bf16 or f16 Q, K, V (or f32 ones under precision tf32,
+// on mma.sync m16n8k8 with tf32 operands) becomes one gpu.launch in the
 // FlashAttention-2 form, written with the warp instructions themselves
 // (upstream's vector-to-mma conversion gives up on anything between the two
 // products, see shared/gpu-recipes):
@@ -15,13 +16,16 @@
 //   used in registers as the next A operand, O += P V (V by ldmatrix .trans);
 //   causal and window blocks visit only the key tiles their rows see;
 //   softcap, ALiBi, key and query lengths, and sinks (the sink's logit in
-//   each row's max and sum).
+//   each row's max and sum);
+//   D > 128: Q in shared memory, two warps per 16 rows (half of O each).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
 // A (row-major 16x16) registers hold (g, 2t), (g + 8, 2t), (g, 2t + 8),
 // (g + 8, 2t + 8), each with the next column; B (16x8, k x n) registers
 // (2t, g) and (2t + 8, g), each with the next k; C/D (g, 2t), (g, 2t + 1),
-// (g + 8, 2t), (g + 8, 2t + 1). The emulation (attn-emulate-gpu) executes
+// (g + 8, 2t), (g + 8, 2t + 1). m16n8k8 tf32: A (g, t), (g + 8, t),
+// (g, t + 4), (g + 8, t + 4); B (t, g), (t + 4, g); C/D as above. The
+// emulation (attn-emulate-gpu) executes
 // these instructions by definitions written separately from this file.
 //
 //===----------------------------------------------------------------------===//
@@ -55,19 +59,29 @@ constexpr int64_t kWarps = 4;
 constexpr int64_t kWarpRows = 16;
 constexpr int64_t kQueryTile = kWarps * kWarpRows;
 constexpr int64_t kThreads = kWarps * 32;
-/// Elements of padding after each shared row: the 8 rows an ldmatrix reads
-/// then start 16 bytes apart modulo 128, in 8 different bank groups.
-constexpr int64_t kRowPadding = 8;
+/// Bytes of padding after each shared row. bf16/f16: the 8 rows an
+/// ldmatrix reads then start 16 bytes apart modulo 128, in 8 different bank
+/// groups. f32 (rows of 4-byte words, stride ≡ 4 mod 32 words): the K reads
+/// (key g, dim t) fall in banks 4g + t, the V reads (key 2t, dim g) in
+/// banks 8t + g, 32 different banks for the 32 lanes.
+constexpr int64_t kRowPaddingBytes = 16;
+
+/// What the tensor cores multiply: the input type, or f32 rounded to tf32.
+enum class Operands { F16, BF16, TF32 };
 
 /// Why \p term cannot run on the tensor cores, or an empty string.
-std::string unsupportedReason(TermOp term) {
+std::string unsupportedReason(TermOp term, GpuPrecision precision) {
   auto q = cast<RankedTensorType>(term.getQuery().getType());
   auto k = cast<RankedTensorType>(term.getKey().getType());
   auto v = cast<RankedTensorType>(term.getValue().getType());
   auto result = cast<RankedTensorType>(term.getResult().getType());
   Type element = q.getElementType();
-  if (!element.isBF16() && !element.isF16())
-    return "its inputs are not bf16 or f16";
+  bool tf32 = element.isF32() && precision == GpuPrecision::TF32;
+  if (!element.isBF16() && !element.isF16() && !tf32)
+    return precision == GpuPrecision::TF32
+               ? "its inputs are not bf16, f16 or f32"
+               : "its inputs are not bf16 or f16 (f32 inputs need "
+                 "precision tf32)";
   if (term.getScore() != Score::Softmax)
     return "it is not a softmax term";
   MaskKind mask = term.getMaskKind();
@@ -79,12 +93,17 @@ std::string unsupportedReason(TermOp term) {
     return "its normaliser is not rows with eps 0";
   if (term.isProjected() || term.hasDecay() || term.hasState())
     return "it projects, has decay or state";
-  if (!q.hasStaticShape() || !k.hasStaticShape() || !v.hasStaticShape() ||
-      !result.hasStaticShape())
-    return "its shapes are not static";
+  // B, N and M may be dynamic; the heads and head dims fix the kernel.
+  for (RankedTensorType type : {q, k, v, result})
+    if (type.isDynamicDim(1) || type.isDynamicDim(3))
+      return "its head counts or head dims are not static";
   int64_t d = q.getDimSize(3), e = v.getDimSize(3);
-  if (d != e || d % 16 != 0 || d > 128)
-    return "its head dims are not equal multiples of 16 up to 128";
+  // tf32 products are 8 deep; bf16/f16 ones 16.
+  int64_t depth = tf32 ? 8 : 16;
+  int64_t widest = tf32 ? 128 : 256;
+  if (d != e || d % depth != 0 || d > widest)
+    return "its head dims are not equal multiples of " + std::to_string(depth) +
+           " up to " + std::to_string(widest);
   if (!term.getEffectiveScale())
     return "its scale is unknown";
   return "";
@@ -94,7 +113,11 @@ std::string unsupportedReason(TermOp term) {
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &builder, Location loc, Type element)
-      : b(builder), loc(loc), element(element), bf16(element.isBF16()) {}
+      : b(builder), loc(loc), element(element),
+        operands(element.isBF16()  ? Operands::BF16
+                 : element.isF16() ? Operands::F16
+                                   : Operands::TF32),
+        bf16(operands == Operands::BF16) {}
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -120,10 +143,12 @@ public:
     return arith::SelectOp::create(b, loc, condition, x, y);
   }
 
-  /// The type of an mma A or B register: i32 holding bf16x2, or f16x2.
+  /// The type of an mma A or B register: i32 holding bf16x2 or one tf32,
+  /// or f16x2.
   Type registerType() {
-    return bf16 ? Type(b.getI32Type())
-                : Type(VectorType::get({2}, b.getF16Type()));
+    return operands == Operands::F16
+               ? Type(VectorType::get({2}, b.getF16Type()))
+               : Type(b.getI32Type());
   }
   Type pointerType(unsigned space) {
     return LLVM::LLVMPointerType::get(b.getContext(), space);
@@ -143,6 +168,17 @@ public:
     return LLVM::AddrSpaceCastOp::create(b, loc, pointerType(space), generic);
   }
 
+  /// \p pointer advanced by \p elements elements (a constant: the
+  /// instruction's immediate offset, so that the addresses of a tile's
+  /// fragments share one register instead of one each).
+  Value advance(Value pointer, int64_t elements) {
+    if (elements == 0)
+      return pointer;
+    return LLVM::GEPOp::create(
+        b, loc, pointer.getType(), element, pointer,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(elements)});
+  }
+
   /// Two adjacent elements of row \p row (zero when row >= rows) of the
   /// rank-4 \p buffer at [batch, head, row, column], as an mma register.
   Value loadPair(Value buffer, Value batch, Value head, Value row, Value rows,
@@ -156,6 +192,24 @@ public:
         b, loc, DenseElementsAttr::get(pairType, b.getZeroAttr(element)));
     pair = select(inside, pair, zero);
     return toRegister(pair);
+  }
+
+  /// The element at [batch, head, row, column] of the rank-4 f32 \p buffer
+  /// (zero when row >= rows) as a tf32 register.
+  Value loadTf32(Value buffer, Value batch, Value head, Value row, Value rows,
+                 Value column) {
+    Value inside = lessThan(row, rows);
+    Value clamped = select(inside, row, index(0));
+    Value value = memref::LoadOp::create(
+        b, loc, buffer, ValueRange{batch, head, clamped, column});
+    return tf32(select(inside, value, f32(0)));
+  }
+
+  /// \p value (f32) rounded to tf32, to the nearest with ties away from
+  /// zero (cvt.rna.tf32.f32), as an mma register.
+  Value tf32(Value value) {
+    return NVVM::ConvertFloatToTF32Op::create(b, loc, b.getI32Type(), value,
+                                              NVVM::FPRoundingMode::RNA);
   }
 
   /// A vector<2 x element> as an mma register.
@@ -176,15 +230,19 @@ public:
     return toRegister(pair);
   }
 
-  /// D = A B + C on mma.sync.m16n8k16 with f32 accumulators.
+  /// D = A B + C on mma.sync.m16n8k16 (bf16, f16) or m16n8k8 (tf32) with
+  /// f32 accumulators.
   SmallVector<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
                             ArrayRef<Value> c) {
     Type f32Type = b.getF32Type();
     auto resultType = LLVM::LLVMStructType::getLiteral(
         b.getContext(), {f32Type, f32Type, f32Type, f32Type});
-    NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    NVVM::MMATypes type = operands == Operands::BF16  ? NVVM::MMATypes::bf16
+                          : operands == Operands::F16 ? NVVM::MMATypes::f16
+                                                      : NVVM::MMATypes::tf32;
+    int64_t depth = operands == Operands::TF32 ? 8 : 16;
     auto op = NVVM::MmaOp::create(
-        b, loc, resultType, a, bRegs, c, ArrayRef<int64_t>{16, 8, 16},
+        b, loc, resultType, a, bRegs, c, ArrayRef<int64_t>{16, 8, depth},
         std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                        NVVM::MMALayout::col});
@@ -233,6 +291,7 @@ public:
   OpBuilder &b;
   Location loc;
   Type element;
+  Operands operands;
   bool bf16;
 };
 
@@ -242,9 +301,8 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   auto qType = cast<RankedTensorType>(term.getQuery().getType());
   auto kType = cast<RankedTensorType>(term.getKey().getType());
   auto resultType = cast<RankedTensorType>(term.getResult().getType());
-  const int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1),
-                queries = qType.getDimSize(2), dim = qType.getDimSize(3);
-  const int64_t keyHeads = kType.getDimSize(1), keys = kType.getDimSize(2);
+  const int64_t heads = qType.getDimSize(1), dim = qType.getDimSize(3);
+  const int64_t keyHeads = kType.getDimSize(1);
   const int64_t group = heads / keyHeads;
   // Query i (position p_i = i + M - N) sees keys p_i - left <= j <=
   // p_i + right: causal is (∞, 0); without a mask every key.
@@ -264,10 +322,24 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   const double scale = *term.getEffectiveScale();
   Type element = qType.getElementType();
   Type f32Type = rewriter.getF32Type();
-  // Keys per step: 64, or 32 for heads wider than 64, whose O accumulators
-  // (dim / 2 registers per thread) and Q fragments (dim / 4) leave no room
-  // for 64 keys' scores (32 registers) within ptxas's 255.
-  const int64_t keyTile = dim > 64 ? 32 : 64;
+  const bool tf32 = element.isF32();
+  const int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  // Keys per step. bf16/f16: 64, or 32 for heads wider than 64, whose O
+  // accumulators (dim / 2 registers per thread) and Q fragments (dim / 4)
+  // leave no room for 64 keys' scores (32 registers) within ptxas's 255.
+  // f32: half as many, so that the two buffers of K and V (rows of twice the
+  // bytes) stay within 48 KiB of static shared memory, and the Q fragments
+  // (dim / 2 registers) leave room for the rest.
+  // Heads wider than 128 (bf16/f16): Q's fragments (dim / 4 registers) do
+  // not fit beside the O accumulators (dim / 2); Q waits in shared memory
+  // and each step's fragment is loaded by ldmatrix, as FlashAttention-2 does.
+  const bool queryInShared = dim > 128;
+  // Then also the O accumulators (dim / 2) leave too little room within
+  // ptxas's 255 registers: two warps share each 16 rows, each accumulating
+  // half of O's columns (both compute the rows' scores).
+  const int64_t valueSplit = queryInShared ? 2 : 1;
+  const int64_t threads = kThreads * valueSplit;
+  const int64_t keyTile = (dim > 64 ? 32 : 64) / (tf32 ? 2 : 1);
 
   rewriter.setInsertionPoint(term);
   auto buffer = [&](Value tensor) -> Value {
@@ -286,41 +358,100 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
       term.getKeyLengths() ? buffer(term.getKeyLengths()) : Value();
   Value queryLengths =
       term.getQueryLengths() ? buffer(term.getQueryLengths()) : Value();
-  auto outType =
-      MemRefType::get(resultType.getShape(), resultType.getElementType());
-  Value out = memref::AllocOp::create(rewriter, loc, outType);
-  // The log-sum-exp of every row, lse_i = m_i + log z_i ([B, H, N]).
+  KernelBuilder kb(rewriter, loc, element);
+  // B, N and M (constants where static).
+  auto size = [&](Value buffer, int64_t index) -> Value {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.isDynamicDim(index))
+      return kb.index(type.getDimSize(index));
+    return memref::DimOp::create(rewriter, loc, buffer, index);
+  };
+  Value batchCount = size(q, 0);
+  Value queryCount = size(q, 2);
+  Value keyCount = size(k, 2);
+  // Query i is at position p_i = i + M - N.
+  Value keyOffset = arith::SubIOp::create(rewriter, loc, keyCount, queryCount);
+  // The output [B, H, N, E] and the log-sum-exp of every row, lse_i = m_i +
+  // log z_i ([B, H, N]): their dynamic sizes are B and N.
+  auto allocate = [&](ArrayRef<int64_t> shape, Type elementType) -> Value {
+    SmallVector<Value> dynamicSizes;
+    for (auto [i, extent] : llvm::enumerate(shape))
+      if (ShapedType::isDynamic(extent))
+        dynamicSizes.push_back(i == 0 ? batchCount : queryCount);
+    return memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(shape, elementType), dynamicSizes);
+  };
+  Value out = allocate(resultType.getShape(), resultType.getElementType());
   Value lse;
   if (Value lseResult = term.getLse())
-    lse = memref::AllocOp::create(
-        rewriter, loc,
-        MemRefType::get(cast<RankedTensorType>(lseResult.getType()).getShape(),
-                        f32Type));
+    lse = allocate(cast<RankedTensorType>(lseResult.getType()).getShape(),
+                   f32Type);
 
-  KernelBuilder kb(rewriter, loc, element);
   auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
                                               gpu::AddressSpace::Workgroup);
-  const int64_t rowStride = dim + kRowPadding;
-  auto tileType = MemRefType::get({2, keyTile, rowStride}, element,
-                                  MemRefLayoutAttrInterface(), workgroup);
-  Value gridX = kb.index((queries + kQueryTile - 1) / kQueryTile);
-  Value gridY = kb.index(batch * heads);
+  const int64_t rowStride = dim + kRowPaddingBytes / elementBytes;
+  // Shared tiles: K and V (two buffers each), and Q when it waits there.
+  SmallVector<SmallVector<int64_t, 3>> tileShapes = {{2, keyTile, rowStride},
+                                                     {2, keyTile, rowStride}};
+  if (queryInShared)
+    tileShapes.push_back({kQueryTile, rowStride});
+  // Beyond the 48 KiB a kernel may declare statically, the tiles are views
+  // of dynamic shared memory (the runtime opts the kernel in).
+  constexpr int64_t kStaticSharedBytes = 48 * 1024;
+  constexpr int64_t kTileAlignment = 128;
+  SmallVector<int64_t> tileOffsets;
+  int64_t sharedBytes = 0;
+  for (ArrayRef<int64_t> shape : tileShapes) {
+    sharedBytes = llvm::alignTo(sharedBytes, kTileAlignment);
+    tileOffsets.push_back(sharedBytes);
+    int64_t elements = 1;
+    for (int64_t size : shape)
+      elements *= size;
+    sharedBytes += elements * elementBytes;
+  }
+  const bool dynamicShared = sharedBytes > kStaticSharedBytes;
+  SmallVector<Type> attributionTypes;
+  for (ArrayRef<int64_t> shape : tileShapes)
+    if (!dynamicShared)
+      attributionTypes.push_back(MemRefType::get(
+          shape, element, MemRefLayoutAttrInterface(), workgroup));
+  Value gridX = arith::CeilDivUIOp::create(rewriter, loc, queryCount,
+                                           kb.index(kQueryTile));
+  Value gridY = kb.mul(batchCount, kb.index(heads));
   Value one = kb.index(1);
   auto launch = gpu::LaunchOp::create(
-      rewriter, loc, gridX, gridY, one, kb.index(kThreads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/ValueRange(),
-      /*workgroupAttributions=*/TypeRange{tileType, tileType});
+      rewriter, loc, gridX, gridY, one, kb.index(threads), one, one,
+      dynamicShared ? kb.i32(sharedBytes) : Value(),
+      /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange(), attributionTypes);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(&launch.getBody().front());
-  auto genericTile = [&](BlockArgument attribution) -> Value {
-    return memref::MemorySpaceCastOp::create(
-        rewriter, loc, MemRefType::get({2, keyTile, rowStride}, element),
-        attribution);
-  };
-  Value kTile = genericTile(launch.getWorkgroupAttributions()[0]);
-  Value vTile = genericTile(launch.getWorkgroupAttributions()[1]);
+  Value dynamicMemory;
+  if (dynamicShared)
+    dynamicMemory = gpu::DynamicSharedMemoryOp::create(
+        rewriter, loc,
+        MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8),
+                        MemRefLayoutAttrInterface(), workgroup));
+  // The tiles as generic memrefs (the addresses of cp.async and ldmatrix
+  // are cast back to the shared space).
+  SmallVector<Value> tiles;
+  for (auto [i, shape] : llvm::enumerate(tileShapes)) {
+    Value tile;
+    if (dynamicShared)
+      tile = memref::ViewOp::create(
+          rewriter, loc,
+          MemRefType::get(shape, element, MemRefLayoutAttrInterface(),
+                          workgroup),
+          dynamicMemory, kb.index(tileOffsets[i]), ValueRange());
+    else
+      tile = launch.getWorkgroupAttributions()[i];
+    tiles.push_back(memref::MemorySpaceCastOp::create(
+        rewriter, loc, MemRefType::get(shape, element), tile));
+  }
+  Value kTile = tiles[0];
+  Value vTile = tiles[1];
+  Value qTile = queryInShared ? tiles[2] : Value();
 
   Value queryTile = launch.getBlockIds().x;
   Value batchHead = launch.getBlockIds().y;
@@ -329,25 +460,40 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   Value h = arith::RemUIOp::create(rewriter, loc, batchHead, kb.index(heads));
   Value hk = arith::DivUIOp::create(rewriter, loc, h, kb.index(group));
   Value warp = arith::DivUIOp::create(rewriter, loc, thread, kb.index(32));
+  // The warp's 16 rows, and the first of its O columns.
+  Value rowGroup =
+      arith::DivUIOp::create(rewriter, loc, warp, kb.index(valueSplit));
+  Value firstColumn =
+      kb.mul(arith::RemUIOp::create(rewriter, loc, warp, kb.index(valueSplit)),
+             kb.index(dim / valueSplit));
   Value lane = arith::RemUIOp::create(rewriter, loc, thread, kb.index(32));
   Value g = arith::DivUIOp::create(rewriter, loc, lane, kb.index(4));
   Value t = arith::RemUIOp::create(rewriter, loc, lane, kb.index(4));
   Value t2 = kb.mul(t, kb.index(2));
   Value firstRow = kb.mul(queryTile, kb.index(kQueryTile));
-  Value row0 = kb.add(kb.add(firstRow, kb.mul(warp, kb.index(kWarpRows))), g);
+  Value row0 =
+      kb.add(kb.add(firstRow, kb.mul(rowGroup, kb.index(kWarpRows))), g);
   Value row1 = kb.add(row0, kb.index(8));
-  Value queryCount = kb.index(queries);
-  Value keyCount = kb.index(keys);
   // ldmatrix: lane l gives row l % 8 of 8x8 matrix l / 8.
   Value matrix = arith::DivUIOp::create(rewriter, loc, lane, kb.index(8));
   Value matrixRow = arith::RemUIOp::create(rewriter, loc, lane, kb.index(8));
   Value matrixLow = arith::RemUIOp::create(rewriter, loc, matrix, kb.index(2));
   Value matrixHigh = arith::DivUIOp::create(rewriter, loc, matrix, kb.index(2));
 
-  // Q's A fragments, one group of 4 registers per 16 columns.
-  const int64_t kSteps = dim / 16;
+  // Q's A fragments, one group of 4 registers per 16 columns (tf32: per 8
+  // columns, (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)).
+  const int64_t kDepth = tf32 ? 8 : 16;
+  const int64_t kSteps = dim / kDepth;
   SmallVector<SmallVector<Value, 4>> qFragments;
-  for (int64_t s = 0; s < kSteps; ++s) {
+  for (int64_t s = 0; s < kSteps && tf32; ++s) {
+    Value column = kb.add(kb.index(8 * s), t);
+    Value column4 = kb.add(column, kb.index(4));
+    qFragments.push_back({kb.loadTf32(q, b, h, row0, queryCount, column),
+                          kb.loadTf32(q, b, h, row1, queryCount, column),
+                          kb.loadTf32(q, b, h, row0, queryCount, column4),
+                          kb.loadTf32(q, b, h, row1, queryCount, column4)});
+  }
+  for (int64_t s = 0; s < kSteps && !tf32 && !queryInShared; ++s) {
     Value column = kb.add(kb.index(16 * s), t2);
     Value column8 = kb.add(column, kb.index(8));
     qFragments.push_back({kb.loadPair(q, b, h, row0, queryCount, column),
@@ -360,12 +506,13 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   // the first key the block's first row sees to the last key its last row
   // sees.
   Value firstTile = kb.index(0);
-  Value keyTiles = kb.index((keys + keyTile - 1) / keyTile);
+  Value keyTiles =
+      arith::CeilDivUIOp::create(rewriter, loc, keyCount, kb.index(keyTile));
   if (limited) {
     Value lastRow = arith::MinSIOp::create(
         rewriter, loc, kb.add(firstRow, kb.index(kQueryTile - 1)),
-        kb.index(queries - 1));
-    Value visible = kb.add(lastRow, kb.index(keys - queries + right + 1));
+        arith::SubIOp::create(rewriter, loc, queryCount, kb.index(1)));
+    Value visible = kb.add(lastRow, kb.add(keyOffset, kb.index(right + 1)));
     visible = arith::MaxSIOp::create(rewriter, loc, visible, kb.index(0));
     visible = arith::MinSIOp::create(rewriter, loc, visible, keyCount);
     keyTiles =
@@ -373,21 +520,25 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   }
   if (windowed) {
     Value firstKey = arith::SubIOp::create(
-        rewriter, loc, kb.add(firstRow, kb.index(keys - queries)),
-        kb.index(left));
+        rewriter, loc, kb.add(firstRow, keyOffset), kb.index(left));
     firstKey = arith::MaxSIOp::create(rewriter, loc, firstKey, kb.index(0));
     firstTile =
         arith::DivUIOp::create(rewriter, loc, firstKey, kb.index(keyTile));
     firstTile = arith::MinSIOp::create(rewriter, loc, firstTile, keyTiles);
   }
 
-  // Copies key tile \p tileIndex of K and V into buffer \p bufferIndex of
-  // the shared tiles: 16-byte cp.async, rows past M zero-filled; one group.
-  const int64_t chunksPerRow = dim / 8;
-  auto stage = [&](Value tileIndex, Value bufferIndex) {
-    auto copies = scf::ForOp::create(rewriter, loc, thread,
-                                     kb.index(keyTile * chunksPerRow),
-                                     kb.index(kThreads));
+  // Copies rows first .. first + rows - 1 of the sequences whose row 0 is
+  // row \p sequenceBase of each source (rank 4, rows of dim elements) into
+  // shared rows sharedFirst .. of each destination: 16-byte cp.async, rows
+  // past \p rowCount zero-filled; one group.
+  const int64_t chunkElements = 16 / elementBytes;
+  const int64_t chunksPerRow = dim / chunkElements;
+  auto copyRows = [&](ArrayRef<std::pair<Value, Value>> sourcesAndTiles,
+                      Value sequenceBase, Value first, Value rowCount,
+                      int64_t rows, Value sharedFirst) {
+    auto copies =
+        scf::ForOp::create(rewriter, loc, thread, kb.index(rows * chunksPerRow),
+                           kb.index(threads));
     {
       OpBuilder::InsertionGuard copyGuard(rewriter);
       rewriter.setInsertionPointToStart(copies.getBody());
@@ -396,32 +547,38 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
           arith::DivUIOp::create(rewriter, loc, chunk, kb.index(chunksPerRow));
       Value column = kb.mul(
           arith::RemUIOp::create(rewriter, loc, chunk, kb.index(chunksPerRow)),
-          kb.index(8));
-      Value key = kb.add(kb.mul(tileIndex, kb.index(keyTile)), row);
-      Value inside = kb.lessThan(key, keyCount);
-      Value source = kb.select(inside, key, kb.index(0));
+          kb.index(chunkElements));
+      Value sequenceRow = kb.add(first, row);
+      Value inside = kb.lessThan(sequenceRow, rowCount);
+      Value source = kb.select(inside, sequenceRow, kb.index(0));
       Value bytes = kb.select(inside, kb.i32(16), kb.i32(0));
       Value globalOffset =
-          kb.add(kb.mul(kb.add(kb.mul(kb.add(kb.mul(b, kb.index(keyHeads)), hk),
-                                      keyCount),
-                               source),
-                        kb.index(dim)),
-                 column);
+          kb.add(kb.mul(kb.add(sequenceBase, source), kb.index(dim)), column);
       Value sharedOffset =
-          kb.add(kb.mul(kb.add(kb.mul(bufferIndex, kb.index(keyTile)), row),
-                        kb.index(rowStride)),
-                 column);
-      for (auto [from, to] : {std::pair<Value, Value>{k, kTile}, {v, vTile}})
+          kb.add(kb.mul(kb.add(sharedFirst, row), kb.index(rowStride)), column);
+      for (auto [from, to] : sourcesAndTiles)
         NVVM::CpAsyncOp::create(rewriter, loc, kb.address(to, sharedOffset, 3),
                                 kb.address(from, globalOffset, 1), 16,
                                 NVVM::LoadCacheModifierKind::CG, bytes);
     }
     NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
   };
+  // Q's rows of this block, once, in a group before the first key tile's.
+  if (queryInShared)
+    copyRows({{q, qTile}}, kb.mul(batchHead, queryCount), firstRow, queryCount,
+             kQueryTile, kb.index(0));
+  // Key tile \p tileIndex of K and V into buffer \p bufferIndex.
+  Value keySequence =
+      kb.mul(kb.add(kb.mul(b, kb.index(keyHeads)), hk), keyCount);
+  auto stage = [&](Value tileIndex, Value bufferIndex) {
+    copyRows({{k, kTile}, {v, vTile}}, keySequence,
+             kb.mul(tileIndex, kb.index(keyTile)), keyCount, keyTile,
+             kb.mul(bufferIndex, kb.index(keyTile)));
+  };
   stage(firstTile,
         arith::RemUIOp::create(rewriter, loc, firstTile, kb.index(2)));
 
-  const int64_t valueTiles = dim / 8;
+  const int64_t valueTiles = dim / 8 / valueSplit;
   Value zero = kb.f32(0);
   Value minusInfinity = kb.f32(-std::numeric_limits<double>::infinity());
   auto toF32 = [&](Value index) -> Value {
@@ -514,26 +671,97 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
     gpu::BarrierOp::create(rewriter, loc);
     Value bufferOffset = kb.mul(buffer, kb.index(keyTile * rowStride));
 
+    // This lane's ldmatrix row addresses for the first fragment of each
+    // tile; the others are constant offsets from them. Q: matrices (rows
+    // +0, columns +0), (rows +8, +0), (+0, +8), (+8, +8) of the warp's 16
+    // rows; K: (keys +0, dims +0), (+0, +8), (+8, +0), (+8, +8); V: (keys
+    // +0, dims +0), (+8, +0), (+0, +8), (+8, +8).
+    Value queryRows, keyRows, valueRows;
+    if (!tf32) {
+      auto lanePointer = [&](Value tile, Value base, Value row, Value column) {
+        return kb.address(
+            tile,
+            kb.add(base, kb.add(kb.mul(row, kb.index(rowStride)), column)), 3);
+      };
+      Value low8 = kb.mul(matrixLow, kb.index(8));
+      Value high8 = kb.mul(matrixHigh, kb.index(8));
+      if (queryInShared)
+        queryRows = lanePointer(qTile, kb.index(0),
+                                kb.add(kb.mul(rowGroup, kb.index(kWarpRows)),
+                                       kb.add(low8, matrixRow)),
+                                high8);
+      keyRows =
+          lanePointer(kTile, bufferOffset, kb.add(high8, matrixRow), low8);
+      valueRows = lanePointer(vTile, bufferOffset, kb.add(low8, matrixRow),
+                              kb.add(firstColumn, high8));
+    }
+
     // S = Q Kᵀ: 8 accumulator tiles of 8 keys. ldmatrix.x4 gives the B
     // registers of two key tiles: matrices (keys +0, dims +0), (keys +0,
     // dims +8), (keys +8, dims +0), (keys +8, dims +8).
     const int64_t keyTiles8 = keyTile / 8;
     SmallVector<SmallVector<Value, 4>> scores(keyTiles8,
                                               SmallVector<Value, 4>(4, zero));
-    for (int64_t s = 0; s < kSteps; ++s) {
-      for (int64_t pair = 0; pair < keyTiles8 / 2; ++pair) {
-        Value row = kb.add(kb.index(16 * pair),
-                           kb.add(kb.mul(matrixHigh, kb.index(8)), matrixRow));
-        Value column = kb.add(kb.index(16 * s), kb.mul(matrixLow, kb.index(8)));
-        Value offset = kb.add(
-            bufferOffset, kb.add(kb.mul(row, kb.index(rowStride)), column));
-        SmallVector<Value, 4> regs =
-            kb.ldmatrix4(kb.address(kTile, offset, 3), /*transpose=*/false);
-        scores[2 * pair] =
-            kb.mma(qFragments[s], {regs[0], regs[1]}, scores[2 * pair]);
-        scores[2 * pair + 1] =
-            kb.mma(qFragments[s], {regs[2], regs[3]}, scores[2 * pair + 1]);
+    // tf32: B (dims 8s .. 8s + 7 x keys 8j .. 8j + 7) registers (t, g) and
+    // (t + 4, g) are K[8j + g][8s + t] and K[8j + g][8s + t + 4].
+    for (int64_t s = 0; s < kSteps && tf32; ++s) {
+      for (int64_t j = 0; j < keyTiles8; ++j) {
+        Value key = kb.add(kb.index(8 * j), g);
+        Value column = kb.add(kb.index(8 * s), t);
+        SmallVector<Value, 2> regs;
+        for (int64_t half = 0; half < 2; ++half)
+          regs.push_back(kb.tf32(memref::LoadOp::create(
+              rewriter, loc, kTile,
+              ValueRange{buffer, key, kb.add(column, kb.index(4 * half))})));
+        scores[j] = kb.mma(qFragments[s], regs, scores[j]);
       }
+    }
+    // One step of 16 dims: \p queryFragment (A) times the K fragments at
+    // \p keyStep.
+    auto keyProducts = [&](ArrayRef<Value> queryFragment, Value keyStep) {
+      for (int64_t pair = 0; pair < keyTiles8 / 2; ++pair) {
+        SmallVector<Value, 4> regs = kb.ldmatrix4(
+            kb.advance(keyStep, 16 * pair * rowStride), /*transpose=*/false);
+        scores[2 * pair] =
+            kb.mma(queryFragment, {regs[0], regs[1]}, scores[2 * pair]);
+        scores[2 * pair + 1] =
+            kb.mma(queryFragment, {regs[2], regs[3]}, scores[2 * pair + 1]);
+      }
+    };
+    for (int64_t s = 0; s < kSteps && !tf32 && !queryInShared; ++s)
+      keyProducts(qFragments[s], kb.advance(keyRows, 16 * s));
+    if (queryInShared) {
+      // A rolled loop over the steps: unrolled, the Q fragments' addresses
+      // (loop-invariant) would each be hoisted into registers of their own.
+      SmallVector<Value> flat;
+      for (const SmallVector<Value, 4> &tileScores : scores)
+        llvm::append_range(flat, tileScores);
+      auto steps = scf::ForOp::create(rewriter, loc, kb.index(0),
+                                      kb.index(kSteps), one, flat);
+      OpBuilder::InsertionGuard stepGuard(rewriter);
+      rewriter.setInsertionPointToStart(steps.getBody());
+      for (int64_t j = 0; j < keyTiles8; ++j)
+        for (int64_t i = 0; i < 4; ++i)
+          scores[j][i] = steps.getRegionIterArgs()[4 * j + i];
+      Value column = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI32Type(),
+          kb.mul(steps.getInductionVar(), kb.index(16)));
+      auto step = [&](Value rows) -> Value {
+        return LLVM::GEPOp::create(rewriter, loc, rows.getType(), element, rows,
+                                   ArrayRef<LLVM::GEPArg>{column});
+      };
+      // Q's A fragment of columns 16s ..: matrices (rows +0, columns +0),
+      // (rows +8, columns +0), (rows +0, columns +8), (rows +8, columns +8)
+      // of the warp's 16 rows.
+      keyProducts(kb.ldmatrix4(step(queryRows), /*transpose=*/false),
+                  step(keyRows));
+      flat.clear();
+      for (const SmallVector<Value, 4> &tileScores : scores)
+        llvm::append_range(flat, tileScores);
+      scf::YieldOp::create(rewriter, loc, flat);
+      for (int64_t j = 0; j < keyTiles8; ++j)
+        for (int64_t i = 0; i < 4; ++i)
+          scores[j][i] = steps.getResult(4 * j + i);
     }
 
     // Scale, mask, and the online softmax per row (g: registers 0, 1;
@@ -546,15 +774,14 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
         Value visible = kb.lessThan(key, keyCount);
         Value row = i < 2 ? row0 : row1;
         if (limited) {
-          Value last = kb.add(row, kb.index(keys - queries + right + 1));
+          Value last = kb.add(row, kb.add(keyOffset, kb.index(right + 1)));
           visible = arith::AndIOp::create(rewriter, loc, visible,
                                           kb.lessThan(key, last));
         }
         if (windowed) {
           // p_i - left <= j, as p_i - left < j + 1.
           Value first = arith::SubIOp::create(
-              rewriter, loc, kb.add(row, kb.index(keys - queries)),
-              kb.index(left));
+              rewriter, loc, kb.add(row, keyOffset), kb.index(left));
           visible = arith::AndIOp::create(
               rewriter, loc, visible,
               kb.lessThan(first, kb.add(key, kb.index(1))));
@@ -570,9 +797,8 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
           // s <- s - a_h |p_i - j|, p_i = i + M - N
           Value distance = math::AbsFOp::create(
               rewriter, loc,
-              arith::SubFOp::create(
-                  rewriter, loc, toF32(kb.add(row, kb.index(keys - queries))),
-                  toF32(key)));
+              arith::SubFOp::create(rewriter, loc,
+                                    toF32(kb.add(row, keyOffset)), toF32(key)));
           score = arith::SubFOp::create(rewriter, loc, score,
                                         kb.mulF(slope, distance));
         }
@@ -610,25 +836,41 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
       for (int64_t i = 0; i < 4; ++i)
         acc[4 * n + i] = kb.mulF(acc[4 * n + i], alpha[i / 2]);
 
+    // tf32: O += P V per 8 keys, with the keys of the product permuted so
+    // that P's accumulator registers are the A operand as they are: lane
+    // (g, t) holds P's keys 2t, 2t + 1, which become A's columns t, t + 4,
+    // so B's rows t, t + 4 are V's keys 2t, 2t + 1 (registers (t, g) and
+    // (t + 4, g) of value tile n are V[8j + 2t][8n + g], V[8j + 2t + 1][..]).
+    for (int64_t j = 0; j < keyTiles8 && tf32; ++j) {
+      SmallVector<Value, 4> p = {kb.tf32(scores[j][0]), kb.tf32(scores[j][2]),
+                                 kb.tf32(scores[j][1]), kb.tf32(scores[j][3])};
+      for (int64_t n = 0; n < valueTiles; ++n) {
+        Value column = kb.add(firstColumn, kb.add(kb.index(8 * n), g));
+        SmallVector<Value, 2> regs;
+        for (int64_t half = 0; half < 2; ++half) {
+          Value key = kb.add(kb.index(8 * j + half), t2);
+          regs.push_back(kb.tf32(memref::LoadOp::create(
+              rewriter, loc, vTile, ValueRange{buffer, key, column})));
+        }
+        SmallVector<Value, 4> c(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
+        SmallVector<Value, 4> d = kb.mma(p, regs, c);
+        std::copy(d.begin(), d.end(), acc.begin() + 4 * n);
+      }
+    }
     // O += P V over 4 steps of 16 keys: P's registers from two score tiles;
     // ldmatrix.x4.trans gives the B registers of two value tiles: matrices
     // (keys +0, dims +0), (keys +8, dims +0), (keys +0, dims +8),
     // (keys +8, dims +8).
-    for (int64_t step = 0; step < keyTile / 16; ++step) {
+    for (int64_t step = 0; step < keyTile / 16 && !tf32; ++step) {
       const SmallVector<Value, 4> &left = scores[2 * step];
       const SmallVector<Value, 4> &right = scores[2 * step + 1];
       SmallVector<Value, 4> p = {
           kb.packPair(left[0], left[1]), kb.packPair(left[2], left[3]),
           kb.packPair(right[0], right[1]), kb.packPair(right[2], right[3])};
       for (int64_t pair = 0; pair < valueTiles / 2; ++pair) {
-        Value row = kb.add(kb.index(16 * step),
-                           kb.add(kb.mul(matrixLow, kb.index(8)), matrixRow));
-        Value column =
-            kb.add(kb.index(16 * pair), kb.mul(matrixHigh, kb.index(8)));
-        Value offset = kb.add(
-            bufferOffset, kb.add(kb.mul(row, kb.index(rowStride)), column));
-        SmallVector<Value, 4> regs =
-            kb.ldmatrix4(kb.address(vTile, offset, 3), /*transpose=*/true);
+        SmallVector<Value, 4> regs = kb.ldmatrix4(
+            kb.advance(valueRows, 16 * step * rowStride + 16 * pair),
+            /*transpose=*/true);
         for (int64_t half = 0; half < 2; ++half) {
           int64_t n = 2 * pair + half;
           SmallVector<Value, 4> c(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
@@ -685,10 +927,11 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
           kb.addF(results[valueTiles * 4 + r],
                   math::LogOp::create(rewriter, loc, sum).getResult());
       logSumExp = kb.select(seen, logSumExp, minusInfinity);
-      auto leader = scf::IfOp::create(
-          rewriter, loc,
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, t,
-                                kb.index(0)));
+      // (With split columns, the warp of the first half.)
+      Value leading =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                kb.add(t, firstColumn), kb.index(0));
+      auto leader = scf::IfOp::create(rewriter, loc, leading);
       OpBuilder::InsertionGuard leaderGuard(rewriter);
       rewriter.setInsertionPointToStart(&leader.getThenRegion().front());
       memref::StoreOp::create(rewriter, loc, logSumExp, lse,
@@ -699,7 +942,7 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
         Value value = kb.mulF(results[4 * n + 2 * r + i], inverse);
         if (outElement != f32Type)
           value = arith::TruncFOp::create(rewriter, loc, outElement, value);
-        Value column = kb.add(kb.index(8 * n + i), t2);
+        Value column = kb.add(firstColumn, kb.add(kb.index(8 * n + i), t2));
         memref::StoreOp::create(rewriter, loc, value, out,
                                 ValueRange{b, h, row, column});
       }
@@ -722,10 +965,12 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
 
 struct AttnMmaAttention
     : public attn::impl::AttnMmaAttentionBase<AttnMmaAttention> {
+  using AttnMmaAttentionBase::AttnMmaAttentionBase;
+
   void runOnOperation() override {
     SmallVector<TermOp> terms;
     getOperation().walk([&](TermOp term) {
-      if (unsupportedReason(term).empty())
+      if (unsupportedReason(term, precision).empty())
         terms.push_back(term);
     });
     IRRewriter rewriter(&getContext());

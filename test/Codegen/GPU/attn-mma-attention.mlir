@@ -1,9 +1,11 @@
 // RUN: attn-opt %s -split-input-file --attn-mma-attention --canonicalize --cse | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-mma-attention | grep -c nvvm.mma.sync | FileCheck %s --check-prefix=PRODUCTS
+// RUN: attn-opt %s -split-input-file --attn-mma-attention=precision=tf32 --canonicalize --cse | FileCheck %s --check-prefix=TF32
 
 // 64 products per key tile in each kernel: D = 64, 64 keys: (4 + 4) × 8;
-// D = 128, 32 keys: 8 × 4 + 2 × 16.
-// PRODUCTS: 320
+// D = 128, 32 keys: 8 × 4 + 2 × 16; D = 256 (a rolled loop over the 16
+// steps of Q Kᵀ): 4 + 16 × 2 for each warp's half of O.
+// PRODUCTS: 356
 
 // Causal softmax over bf16, B = 1, H = 2, N = M = 100, D = 64, s = 1/8:
 //   grid (⌈100/64⌉ = 2, B·H = 2) of 128 threads (4 warps × 16 query rows);
@@ -183,7 +185,98 @@ func.func @log_sum_exp(%q: tensor<1x2x100x64xbf16>) -> (tensor<1x2x100x64xf32>, 
 
 // -----
 
-// Terms the kernel does not take stay for the general lowering: f32 inputs,
+// D = 256: Q waits in shared memory, two warps per 16 rows each accumulate
+// half of O's columns (256 threads), 32-key tiles; K, V (2 × 32 × 264) and Q
+// (64 × 264) bf16 are 101376 bytes of dynamic shared memory, viewed at
+// byte offsets 0, 33792 and 67584:
+//   warp w: rows 16 ⌊w / 2⌋ .., columns 128 (w mod 2) ..;
+//   Q's rows by cp.async (rows ≥ N zero-filled) in a group before K and V's;
+//   S = Q Kᵀ: 16 steps of 16 dims in a loop, each an ldmatrix.x4 of Q and
+//   2 of K, 4 mma.sync;
+//   O += P V: 2 steps × 8 ldmatrix.x4.trans × 2 mma.sync over the warp's
+//   128 columns.
+// CHECK-LABEL: func.func @wide_heads(
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c2, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256, {{.*}} = %c1, {{.*}} = %c1) dynamic_shared_memory_size %{{.+}}
+// CHECK:           %[[MEMORY:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT:      memref.view %[[MEMORY]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32x264xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view %[[MEMORY]][%c33792][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32x264xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view %[[MEMORY]][%c67584][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x264xbf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[WARP:.+]] = arith.divui %{{.+}}, %c32 : index
+// CHECK-NEXT:      %[[ROWS:.+]] = arith.divui %[[WARP]], %c2 : index
+// CHECK-NEXT:      %[[HALF:.+]] = arith.remui %[[WARP]], %c2 : index
+// CHECK-NEXT:      %[[FIRST_COLUMN:.+]] = arith.muli %[[HALF]], %c128 : index
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %c2048 step %c256 {
+// CHECK:             nvvm.cp.async.shared.global
+// CHECK:           nvvm.cp.async.commit.group
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %c1024 step %c256 {
+// CHECK-COUNT-2:     nvvm.cp.async.shared.global
+// CHECK:           nvvm.cp.async.commit.group
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.+}} = %c0 to %c16 step %c1 iter_args(
+// CHECK:               nvvm.ldmatrix
+// CHECK:               nvvm.ldmatrix
+// CHECK:               nvvm.mma.sync
+// CHECK:               nvvm.mma.sync
+// CHECK:               nvvm.ldmatrix
+// CHECK:               nvvm.mma.sync
+// CHECK:               nvvm.mma.sync
+// CHECK:               scf.yield
+// CHECK-COUNT-16:    nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+// CHECK:             gpu.barrier
+// CHECK:             scf.yield
+// CHECK:           memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x100x256xf32>
+func.func @wide_heads(%q: tensor<1x2x100x256xbf16>) -> tensor<1x2x100x256xf32> {
+  %r = attn.term softmax (%q, %q, %q) mask causal : tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16> -> tensor<1x2x100x256xf32>
+  return %r : tensor<1x2x100x256xf32>
+}
+
+// -----
+
+// f32 inputs under precision=tf32: mma.sync m16n8k8 with every operand
+// rounded by cvt.rna.tf32.f32; D = 64 takes 32-key tiles of 64 + 4 floats
+// per row (2 × 2 × 32 × 68 × 4 = 34816 bytes);
+//   Q's A registers (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) of each
+//   8 columns, loaded once (8 steps × 4);
+//   S: B registers K[8j + g][8s + t], K[8j + g][8s + t + 4] from shared,
+//   8 steps × 4 key tiles = 32 products;
+//   P V: P's registers (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1)
+//   as A's (g, t), (g, t + 4), (g + 8, t), (g + 8, t + 4), i.e. in the
+//   order 0, 2, 1, 3, against V's keys 2t and 2t + 1: 4 × 8 = 32 products.
+// TF32-LABEL: func.func @tf32_causal(
+// TF32:         gpu.launch
+// TF32-SAME:      workgroup(%{{.+}} : memref<2x32x68xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<2x32x68xf32, #gpu.address_space<workgroup>>)
+// TF32-COUNT-32:   nvvm.convert.float.to.tf32 %{{.+}} {rnd = #nvvm.fp_rnd_mode<rna>}{{$}}
+// TF32:            scf.for %{{.+}} = %{{.+}} to %c512 step %c128 {
+// TF32-COUNT-2:      nvvm.cp.async.shared.global %{{.+}}, %{{.+}}, 16, cache = cg
+// TF32:            scf.for
+// TF32:              %[[K0:.+]] = memref.load %{{.+}} : memref<2x32x68xf32>
+// TF32-NEXT:         %[[B0:.+]] = nvvm.convert.float.to.tf32 %[[K0]]
+// TF32:              %[[K1:.+]] = memref.load %{{.+}} : memref<2x32x68xf32>
+// TF32-NEXT:         %[[B1:.+]] = nvvm.convert.float.to.tf32 %[[K1]]
+// TF32-NEXT:         nvvm.mma.sync A[{{.*}}] B[%[[B0]], %[[B1]]] C[{{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// TF32-COUNT-18:     math.exp
+// TF32:              %[[P0:.+]] = nvvm.convert.float.to.tf32 %{{.+}} {rnd
+// TF32-NEXT:         %[[P1:.+]] = nvvm.convert.float.to.tf32 %{{.+}} {rnd
+// TF32-NEXT:         %[[P2:.+]] = nvvm.convert.float.to.tf32 %{{.+}} {rnd
+// TF32-NEXT:         %[[P3:.+]] = nvvm.convert.float.to.tf32 %{{.+}} {rnd
+// TF32:              %[[V0:.+]] = memref.load %{{.+}} : memref<2x32x68xf32>
+// TF32-NEXT:         %[[B0:.+]] = nvvm.convert.float.to.tf32 %[[V0]]
+// TF32:              %[[V1:.+]] = memref.load %{{.+}} : memref<2x32x68xf32>
+// TF32-NEXT:         %[[B1:.+]] = nvvm.convert.float.to.tf32 %[[V1]]
+// TF32-NEXT:         nvvm.mma.sync A[%[[P0]], %[[P1]], %[[P2]], %[[P3]]]  B[%[[B0]], %[[B1]]]
+// TF32:            scf.yield
+// TF32-LABEL: func.func @left_alone(
+// TF32:         gpu.launch
+// TF32-COUNT-2: attn.term
+func.func @tf32_causal(%q: tensor<1x2x100x64xf32>) -> tensor<1x2x100x64xf32> {
+  %r = attn.term softmax (%q, %q, %q) mask causal : tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32>, tensor<1x2x100x64xf32> -> tensor<1x2x100x64xf32>
+  return %r : tensor<1x2x100x64xf32>
+}
+
+// -----
+
+// Terms the kernel does not take stay for the general lowering: f32 inputs
+// (by default; precision=tf32 takes them),
 // kernel scores, a Linformer projection.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     gpu.launch

@@ -164,6 +164,29 @@ TEST(Mma, M16N8K8Tf32) {
     }
 }
 
+TEST(Cvt, RnaTf32RoundsToTenMantissaBitsTiesAway) {
+  // 1 + k 2^-10 are tf32 values; 2^-11 is half a step.
+  EXPECT_EQ(cvtRnaTf32(floatBits(1.0f)), floatBits(1.0f));
+  EXPECT_EQ(cvtRnaTf32(floatBits(1.0f + 0x1p-12f)), floatBits(1.0f));
+  EXPECT_EQ(cvtRnaTf32(floatBits(1.0f + 0x1p-11f)),
+            floatBits(1.0f + 0x1p-10f)); // a tie: away from zero
+  EXPECT_EQ(cvtRnaTf32(floatBits(-1.0f - 0x1p-11f)),
+            floatBits(-1.0f - 0x1p-10f));
+  EXPECT_EQ(cvtRnaTf32(floatBits(1.0f + 0x1p-10f + 0x1p-12f)),
+            floatBits(1.0f + 0x1p-10f));
+  EXPECT_EQ(cvtRnaTf32(floatBits(1.0f + 0x1p-10f + 0x1p-11f + 0x1p-20f)),
+            floatBits(1.0f + 0x1p-9f));
+  // Past the largest tf32 value by half a step: infinity; infinities stay,
+  // NaN becomes the canonical NaN.
+  EXPECT_EQ(cvtRnaTf32(0x7f7ff000u), 0x7f800000u);
+  EXPECT_EQ(cvtRnaTf32(0x7f7fefffu), 0x7f7fe000u);
+  EXPECT_EQ(cvtRnaTf32(0xff800000u), 0xff800000u);
+  EXPECT_EQ(cvtRnaTf32(0x7f800001u), 0x7fffffffu);
+  // Subnormals round the same way.
+  EXPECT_EQ(cvtRnaTf32(0x00001000u), 0x00002000u);
+  EXPECT_EQ(cvtRnaTf32(0x00000fffu), 0x00000000u);
+}
+
 TEST(Ldmatrix, RowsAndTransposes) {
   // Four 8x8 matrices of 16-bit elements, element (m, r, c) = 100 m + 10 r
   // + c, each row 16 bytes, the matrices' rows interleaved in memory (any
