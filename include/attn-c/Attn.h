@@ -55,10 +55,10 @@ void attnOptionsDestroy(AttnOptions *options);
  *   force-order  auto | qk_first | kv_first | recurrent
  *   threads      0 (every core) or a positive count
  *   emulate-gpu  0 | 1   (nvptx: run the GPU kernels on the host)
- *   gpu-precision  f32 (default) | tf32   (nvptx: softmax terms over f32
- *                inputs in f32 on the CUDA cores, or on the tensor cores
- *                with the operands rounded to tf32; bf16 and f16 inputs
- *                always use the tensor cores)
+ *   gpu-precision  f32 (default) | tf32   (nvptx: f32 inputs multiply in
+ *                f32 on the CUDA cores, or on the tensor cores with the
+ *                operands rounded to tf32; bf16 and f16 inputs always use
+ *                the tensor cores)
  *   cache-dir    a directory, or "off" for no cache
  *   finite-inputs  0 (default) | 1: attnKernelRun refuses (ATTN_STATUS_ERROR)
  *                inputs holding a NaN or an infinity (by default they reach

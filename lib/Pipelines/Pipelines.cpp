@@ -147,6 +147,7 @@ void mlir::attn::buildLowerToNVVMPipeline(OpPassManager &pm,
 
   AttnMapToGPUOptions map;
   map.threads = options.threads;
+  map.precision = options.precision;
   OpPassManager &mapping = pm.nest<func::FuncOp>();
   mapping.addPass(createAttnMapToGPU(map));
   mapping.addPass(createCanonicalizerPass());

@@ -172,8 +172,9 @@ static cl::opt<bool> emulateGpu(
 
 static cl::opt<mlir::attn::GpuPrecision> gpuPrecision(
     "gpu-precision",
-    cl::desc("With --target=nvptx: how softmax terms over f32 inputs "
-             "multiply (bf16 and f16 inputs always use the tensor cores)"),
+    cl::desc("With --target=nvptx: how f32 inputs multiply: f32 on the CUDA "
+             "cores, or tf32 on the tensor cores (bf16 and f16 inputs always "
+             "use the tensor cores)"),
     cl::init(mlir::attn::GpuPrecision::F32), mlir::attn::gpuPrecisionValues(),
     cl::sub(runCommand), cl::sub(cl::SubCommand::getTopLevel()),
     cl::cat(attncCategory));

@@ -23,10 +23,10 @@
 namespace mlir {
 namespace attn {
 
-/// How the GPU kernels multiply f32 inputs (attn-mma-attention's
-/// `precision`): in f32 on the CUDA cores, or on the tensor cores with the
-/// operands rounded to tf32 (10 mantissa bits). bf16 and f16 inputs always
-/// go to the tensor cores.
+/// How the GPU kernels multiply f32 inputs (the `precision` of
+/// attn-mma-attention and attn-map-to-gpu): in f32 on the CUDA cores, or on
+/// the tensor cores with the operands rounded to tf32 (10 mantissa bits).
+/// bf16 and f16 inputs always go to the tensor cores.
 enum class GpuPrecision { F32, TF32 };
 
 /// The values of the `precision` options.

@@ -330,6 +330,11 @@ def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
       key and value tiles of each step of the key loop), as far as
       `shared-memory-limit` allows; up to 48 KiB as workgroup attributions,
       beyond that as views of the block's dynamic shared memory;
+    * with `precision=tf32`, or in a function with a bf16 or f16 argument,
+      and `threads` a multiple of 32, a block's contractions C(m, n) +=
+      Σ_k A(m, k) B(k, n) (the tile products of kernel terms) run on the
+      tensor cores instead: each warp computes 16 × 8 fragments of C on
+      `nvvm.mma.sync` m16n8k8 with operands rounded to tf32;
     * every other linalg op (feature maps, padding, transposes, copies)
       becomes its own grid-strided `gpu.launch`;
     * the remaining host allocations become `gpu.alloc`, freed with
@@ -348,9 +353,9 @@ def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::affine::AffineDialect"
+    "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect"
   ];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"128",
@@ -363,6 +368,11 @@ def AttnMapToGPU : Pass<"attn-map-to-gpu", "::mlir::func::FuncOp"> {
     Option<"stageInputs", "stage-inputs", "bool", /*default=*/"true",
            "Copy the tiles a block only reads (Q, K, V) into shared "
            "memory">,
+    Option<"precision", "precision", "::mlir::attn::GpuPrecision",
+           /*default=*/"::mlir::attn::GpuPrecision::F32",
+           "tf32: the blocks' tile products on the tensor cores (also "
+           "done when a function argument is bf16 or f16)",
+           "::mlir::attn::gpuPrecisionValues()">,
   ];
 }
 

@@ -83,8 +83,8 @@ struct CompilerOptions {
   std::string costTarget;
   /// NVPTX: run the GPU kernels on the host (attn-emulate-gpu).
   bool emulateGpu = false;
-  /// NVPTX: how softmax terms over f32 inputs multiply (f32 on the CUDA
-  /// cores, or tf32 on the tensor cores).
+  /// NVPTX: how f32 inputs multiply (f32 on the CUDA cores, or tf32 on the
+  /// tensor cores: the softmax kernel and the blocks' tile products).
   mlir::attn::GpuPrecision gpuPrecision = mlir::attn::GpuPrecision::F32;
   /// Starts messages without a spec location: "<toolName>: error: ".
   std::string toolName = "attnc";

@@ -101,8 +101,9 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::init(32)};
   PassOptions::Option<GpuPrecision> precision{
       *this, "precision",
-      llvm::cl::desc("How softmax terms over f32 inputs multiply (bf16 and "
-                     "f16 inputs always use the tensor cores)"),
+      llvm::cl::desc("How f32 inputs multiply: f32 on the CUDA cores, or "
+                     "tf32 on the tensor cores (bf16 and f16 inputs always "
+                     "use the tensor cores)"),
       llvm::cl::init(GpuPrecision::F32), gpuPrecisionValues()};
   PassOptions::Option<int64_t> threads{
       *this, "threads", llvm::cl::desc("Threads per block"),

@@ -15,6 +15,7 @@
 #include "attn/Codegen/Passes.h"
 
 #include "attn/Codegen/Diagnostics.h"
+#include "attn/Codegen/GPU/MmaProducts.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -402,6 +403,9 @@ constexpr int64_t kStaticSharedMemory = 48 * 1024;
 struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
   using AttnMapToGPUBase::AttnMapToGPUBase;
 
+  /// Whether the blocks' contractions go to the tensor cores.
+  bool tensorCoreProducts = false;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
@@ -419,6 +423,17 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
 
     if (failed(checkStructure(func)))
       return signalPassFailure();
+
+    // bf16 / f16 inputs are held to their types' tolerance: the products
+    // may round their f32 operands to tf32.
+    bool narrowInputs = llvm::any_of(func.getArgumentTypes(), [](Type type) {
+      auto memref = dyn_cast<MemRefType>(type);
+      return memref && (memref.getElementType().isBF16() ||
+                        memref.getElementType().isF16());
+    });
+    tensorCoreProducts =
+        threads % 32 == 0 &&
+        (precision == attn::GpuPrecision::TF32 || narrowInputs);
 
     // Copies become linalg so that they are distributed like the rest.
     SmallVector<memref::CopyOp> copies;
@@ -689,12 +704,17 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
     for (memref::DeallocOp dealloc : deallocs)
       rewriter.eraseOp(dealloc);
 
+    Value blockSize = launch.getBlockSize().x;
     SmallVector<linalg::LinalgOp> ops;
     launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-    for (linalg::LinalgOp op : ops)
+    for (linalg::LinalgOp op : ops) {
+      if (tensorCoreProducts && attn::isMmaContraction(op)) {
+        attn::lowerContractionToMma(rewriter, op, blockSize);
+        continue;
+      }
       if (failed(lowerToLoops(rewriter, op)))
         return failure();
-    Value blockSize = launch.getBlockSize().x;
+    }
     return success(succeeded(distributeOverThreads(
         rewriter, launch.getBody().front(), launch.getThreadIds().x, blockSize,
         /*pendingReads=*/false)));

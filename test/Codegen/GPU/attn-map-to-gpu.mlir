@@ -2,6 +2,8 @@
 // RUN: attn-opt %s -split-input-file --attn-map-to-gpu="threads=32 stage-inputs=false" --cse | FileCheck %s --check-prefix=T32
 // RUN: attn-opt %s -split-input-file --attn-map-to-gpu="shared-memory-limit=128 stage-inputs=false" --cse | FileCheck %s --check-prefix=LIMIT
 // RUN: attn-opt %s -split-input-file --attn-map-to-gpu --cse | FileCheck %s --check-prefix=STAGE
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu="precision=tf32 stage-inputs=false" --cse | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s -split-input-file --attn-map-to-gpu="precision=tf32 threads=100 stage-inputs=false" --cse | FileCheck %s --check-prefix=NOMMA
 
 // A forall is one thread block per iteration: the 2x3 iteration space is a
 // grid of 6 blocks on x, delinearised back into (i, j), the last dimension
@@ -412,6 +414,82 @@ func.func @dynamic_shared(%out: memref<4x128x128xf32>) {
     linalg.fill ins(%zero : f32) outs(%t : memref<128x128xf32>)
     %o = memref.subview %out[%h, 0, 0] [1, 128, 128] [1, 1, 1] : memref<4x128x128xf32> to memref<128x128xf32, strided<[128, 1], offset: ?>>
     memref.copy %t, %o : memref<128x128xf32> to memref<128x128xf32, strided<[128, 1], offset: ?>>
+  }
+  return
+}
+
+// -----
+
+// With precision=tf32 (or a bf16 / f16 argument), a block's contractions go
+// to the tensor cores: C (40 x 20) += A (40 x 24) B (24 x 20) as ⌈40/16⌉ ·
+// ⌈20/8⌉ = 9 fragments of 16 x 8, taken by the block's 4 warps in turn
+// (fragment f: rows 16 ⌊f / 3⌋ + g, + 8; columns 8 (f mod 3) + 2t, + 1),
+// each C + Σ over ⌈24/8⌉ = 3 steps of mma.sync m16n8k8: A registers (g, t),
+// (g + 8, t), (g, t + 4), (g + 8, t + 4), B (t, g), (t + 4, g), rounded to
+// tf32, 0 past the sizes; C's elements inside stored back. A product under
+// a mask of m and k (k ≤ m: select(mask, out + a b, out)) masks A's loads.
+// One iteration per thread, then a barrier, as for any op of the block.
+// MMA-LABEL: func.func @products_on_tensor_cores(
+// MMA:         gpu.launch
+// MMA:           scf.for %[[THREAD:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// MMA:             %[[WARP:.+]] = arith.divui %{{.+}}, %c32 : index
+// MMA-NEXT:        %[[LANE:.+]] = arith.remui %{{.+}}, %c32 : index
+// MMA:             %[[G:.+]] = arith.divui %[[LANE]], %c4 : index
+// MMA-NEXT:        %[[T:.+]] = arith.remui %[[LANE]], %c4 : index
+// MMA-NEXT:        %[[WARPS:.+]] = arith.divui %{{.+}}, %c32 : index
+// MMA:             %[[ROW_TILES:.+]] = arith.ceildivui %c40, %c16 : index
+// MMA:             %[[COLUMN_TILES:.+]] = arith.ceildivui %c20, %c8 : index
+// MMA-NEXT:        %[[K_STEPS:.+]] = arith.ceildivui %c24, %c8 : index
+// MMA-NEXT:        %[[FRAGMENTS:.+]] = arith.muli %[[ROW_TILES]], %[[COLUMN_TILES]] : index
+// MMA-NEXT:        scf.for %{{.+}} = %[[WARP]] to %[[FRAGMENTS]] step %[[WARPS]] {
+// MMA-COUNT-4:       memref.load %{{.+}} : memref<40x20xf32, strided<[20, 1], offset: ?>>
+// MMA:               %[[SUMS:.+]]:4 = scf.for %{{.+}} = %c0 to %[[K_STEPS]] step %c1 iter_args(
+// MMA-COUNT-4:         nvvm.convert.float.to.tf32
+// MMA:                 nvvm.convert.float.to.tf32
+// MMA:                 nvvm.convert.float.to.tf32
+// MMA-NEXT:            nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>}
+// MMA:               scf.if
+// MMA-NEXT:            memref.store %[[SUMS]]#0
+// MMA:               scf.if
+// MMA-NEXT:            memref.store %[[SUMS]]#1
+// MMA:               scf.if
+// MMA-NEXT:            memref.store %[[SUMS]]#2
+// MMA:               scf.if
+// MMA-NEXT:            memref.store %[[SUMS]]#3
+// MMA:           gpu.barrier
+// the masked product: k <= m decides A's loads
+// MMA:             scf.for
+// MMA:               scf.for
+// MMA:                 %[[KEEP:.+]] = arith.cmpi ule, %{{.+}}, %{{.+}} : index
+// MMA-NEXT:            %[[BOTH:.+]] = arith.andi %{{.+}}, %[[KEEP]] : i1
+// MMA:                 memref.load
+// MMA-NEXT:            arith.select %[[BOTH]], %{{.+}}, %{{.+}} : f32
+// MMA:                 nvvm.mma.sync
+// MMA:           gpu.barrier
+// A block of 100 threads (not whole warps) keeps the loops.
+// NOMMA-LABEL: func.func @products_on_tensor_cores(
+// NOMMA-NOT:     nvvm.mma.sync
+func.func @products_on_tensor_cores(%a: memref<2x40x24xf32>, %b: memref<2x24x20xf32>, %c: memref<2x40x20xf32>) {
+  scf.forall (%i) in (2) {
+    %as = memref.subview %a[%i, 0, 0] [1, 40, 24] [1, 1, 1] : memref<2x40x24xf32> to memref<40x24xf32, strided<[24, 1], offset: ?>>
+    %bs = memref.subview %b[%i, 0, 0] [1, 24, 20] [1, 1, 1] : memref<2x24x20xf32> to memref<24x20xf32, strided<[20, 1], offset: ?>>
+    %cs = memref.subview %c[%i, 0, 0] [1, 40, 20] [1, 1, 1] : memref<2x40x20xf32> to memref<40x20xf32, strided<[20, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%as, %bs : memref<40x24xf32, strided<[24, 1], offset: ?>>, memref<24x20xf32, strided<[20, 1], offset: ?>>) outs(%cs : memref<40x20xf32, strided<[20, 1], offset: ?>>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %o, %p : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%as, %bs : memref<40x24xf32, strided<[24, 1], offset: ?>>, memref<24x20xf32, strided<[20, 1], offset: ?>>) outs(%cs : memref<40x20xf32, strided<[20, 1], offset: ?>>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %m = linalg.index 0 : index
+      %k = linalg.index 2 : index
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %o, %p : f32
+      %keep = arith.cmpi ule, %k, %m : index
+      %r = arith.select %keep, %s, %o : f32
+      linalg.yield %r : f32
+    }
   }
   return
 }
