@@ -485,21 +485,17 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   const int64_t kDepth = tf32 ? 8 : 16;
   const int64_t kSteps = dim / kDepth;
   SmallVector<SmallVector<Value, 4>> qFragments;
-  for (int64_t s = 0; s < kSteps && tf32; ++s) {
-    Value column = kb.add(kb.index(8 * s), t);
-    Value column4 = kb.add(column, kb.index(4));
-    qFragments.push_back({kb.loadTf32(q, b, h, row0, queryCount, column),
-                          kb.loadTf32(q, b, h, row1, queryCount, column),
-                          kb.loadTf32(q, b, h, row0, queryCount, column4),
-                          kb.loadTf32(q, b, h, row1, queryCount, column4)});
-  }
-  for (int64_t s = 0; s < kSteps && !tf32 && !queryInShared; ++s) {
-    Value column = kb.add(kb.index(16 * s), t2);
-    Value column8 = kb.add(column, kb.index(8));
-    qFragments.push_back({kb.loadPair(q, b, h, row0, queryCount, column),
-                          kb.loadPair(q, b, h, row1, queryCount, column),
-                          kb.loadPair(q, b, h, row0, queryCount, column8),
-                          kb.loadPair(q, b, h, row1, queryCount, column8)});
+  for (int64_t s = 0; s < kSteps && !queryInShared; ++s) {
+    // Two registers (bf16/f16: pairs) of columns c0 and c0 + kDepth / 2.
+    Value column =
+        tf32 ? kb.add(kb.index(8 * s), t) : kb.add(kb.index(16 * s), t2);
+    Value second = kb.add(column, kb.index(kDepth / 2));
+    auto load = [&](Value row, Value at) {
+      return tf32 ? kb.loadTf32(q, b, h, row, queryCount, at)
+                  : kb.loadPair(q, b, h, row, queryCount, at);
+    };
+    qFragments.push_back({load(row0, column), load(row1, column),
+                          load(row0, second), load(row1, second)});
   }
 
   // Key tiles: all of them, or under a causal or window mask those from
