@@ -19,6 +19,8 @@
 #      evaluator, examples at N = 1, 7, 100, 1024 (every dynamic dim; a
 #      static spec at its own sizes), benchmark specs at 1, 7, 100;
 #   4. bench: softmax, causal softmax, elu1 linear and causal elu1 linear at
+#      f32, softmax over bf16 and f16 (tensor cores) and over f32 in tf32
+#      (--gpu-precision=tf32), at
 #      B = 1, H = 16, D in --dims, N in --sizes (checked against the
 #      reference at N <= 1024), then bench/gpu/peers.py times PyTorch on the
 #      same inputs and compares attn's outputs with the peers';
