@@ -35,6 +35,7 @@
 #include "attn/Codegen/Diagnostics.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -116,8 +117,7 @@ public:
       : b(builder), loc(loc), element(element),
         operands(element.isBF16()  ? Operands::BF16
                  : element.isF16() ? Operands::F16
-                                   : Operands::TF32),
-        bf16(operands == Operands::BF16) {}
+                                   : Operands::TF32) {}
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -212,11 +212,12 @@ public:
                                               NVVM::FPRoundingMode::RNA);
   }
 
-  /// A vector<2 x element> as an mma register.
-  Value toRegister(Value pair) {
-    if (!bf16)
-      return pair;
-    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  /// \p value (a vector<2 x element>, or an i32 that ldmatrix gives) as an
+  /// mma register: the same 32 bits, in registerType().
+  Value toRegister(Value value) {
+    if (value.getType() == registerType())
+      return value;
+    return LLVM::BitcastOp::create(b, loc, registerType(), value);
   }
 
   /// Two f32 values rounded to the input type, as one mma register (the
@@ -267,10 +268,7 @@ public:
     for (int64_t i = 0; i < 4; ++i) {
       Value word =
           LLVM::ExtractValueOp::create(b, loc, op, ArrayRef<int64_t>{i});
-      registers.push_back(
-          bf16 ? word
-               : LLVM::BitcastOp::create(b, loc, registerType(), word)
-                     .getResult());
+      registers.push_back(toRegister(word));
     }
     return registers;
   }
@@ -292,7 +290,6 @@ public:
   Location loc;
   Type element;
   Operands operands;
-  bool bf16;
 };
 
 /// Replaces \p term by a launch of the tensor-core kernel.
@@ -324,12 +321,6 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   Type f32Type = rewriter.getF32Type();
   const bool tf32 = element.isF32();
   const int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  // Keys per step. bf16/f16: 64, or 32 for heads wider than 64, whose O
-  // accumulators (dim / 2 registers per thread) and Q fragments (dim / 4)
-  // leave no room for 64 keys' scores (32 registers) within ptxas's 255.
-  // f32: half as many, so that the two buffers of K and V (rows of twice the
-  // bytes) stay within 48 KiB of static shared memory, and the Q fragments
-  // (dim / 2 registers) leave room for the rest.
   // Heads wider than 128 (bf16/f16): Q's fragments (dim / 4 registers) do
   // not fit beside the O accumulators (dim / 2); Q waits in shared memory
   // and each step's fragment is loaded by ldmatrix, as FlashAttention-2 does.
@@ -339,6 +330,12 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   // half of O's columns (both compute the rows' scores).
   const int64_t valueSplit = queryInShared ? 2 : 1;
   const int64_t threads = kThreads * valueSplit;
+  // Keys per step. bf16/f16: 64, or 32 for heads wider than 64, whose O
+  // accumulators (dim / 2 registers per thread) and Q fragments (dim / 4)
+  // leave no room for 64 keys' scores (32 registers) within ptxas's 255.
+  // f32: half as many, so that the two buffers of K and V (rows of twice the
+  // bytes) stay within 48 KiB of static shared memory, and the Q fragments
+  // (dim / 2 registers) leave room for the rest.
   const int64_t keyTile = (dim > 64 ? 32 : 64) / (tf32 ? 2 : 1);
 
   rewriter.setInsertionPoint(term);
@@ -361,10 +358,8 @@ LogicalResult convertTerm(RewriterBase &rewriter, TermOp term) {
   KernelBuilder kb(rewriter, loc, element);
   // B, N and M (constants where static).
   auto size = [&](Value buffer, int64_t index) -> Value {
-    auto type = cast<MemRefType>(buffer.getType());
-    if (!type.isDynamicDim(index))
-      return kb.index(type.getDimSize(index));
-    return memref::DimOp::create(rewriter, loc, buffer, index);
+    return getValueOrCreateConstantIndexOp(
+        rewriter, loc, memref::getMixedSize(rewriter, loc, buffer, index));
   };
   Value batchCount = size(q, 0);
   Value queryCount = size(q, 2);

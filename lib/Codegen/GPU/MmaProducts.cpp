@@ -63,7 +63,8 @@ std::optional<ContractionBody> matchBody(linalg::LinalgOp op) {
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   Value result = yield.getValues().front();
   ContractionBody parts;
-  if (auto select = result.getDefiningOp<arith::SelectOp>()) {
+  auto select = result.getDefiningOp<arith::SelectOp>();
+  if (select) {
     if (!isArgument(select.getFalseValue(), body, 2))
       return std::nullopt;
     parts.mask = select.getCondition();
@@ -89,7 +90,7 @@ std::optional<ContractionBody> matchBody(linalg::LinalgOp op) {
   // block argument, no memory, no region.
   llvm::SmallPtrSet<Operation *, 4> products = {multiply, sum,
                                                 yield.getOperation()};
-  if (Operation *select = yield.getValues().front().getDefiningOp(); parts.mask)
+  if (select)
     products.insert(select);
   for (Operation &nested : body) {
     if (products.contains(&nested))
@@ -130,13 +131,10 @@ bool mlir::attn::isMmaContraction(linalg::LinalgOp op) {
   if (out.isFunctionOfDim(*k))
     return false;
   unsigned m = out.getDimPosition(0), n = out.getDimPosition(1);
-  auto reads = [&](AffineMap map, unsigned dim) {
-    return map.isFunctionOfDim(dim);
-  };
-  if (!reads(maps[0], *k) || !reads(maps[1], *k))
+  if (!maps[0].isFunctionOfDim(*k) || !maps[1].isFunctionOfDim(*k))
     return false;
-  bool aFirst = reads(maps[0], m) && reads(maps[1], n);
-  bool bFirst = reads(maps[0], n) && reads(maps[1], m);
+  bool aFirst = maps[0].isFunctionOfDim(m) && maps[1].isFunctionOfDim(n);
+  bool bFirst = maps[0].isFunctionOfDim(n) && maps[1].isFunctionOfDim(m);
   if (!aFirst && !bFirst)
     return false;
 
@@ -242,7 +240,8 @@ Operation *mlir::attn::lowerContractionToMma(RewriterBase &rewriter,
       }
       rewriter.clone(*maskOp, mapping);
     }
-    return mapping.lookup(body.mask);
+    // (A mask from above the op is its own value.)
+    return mapping.lookupOrDefault(body.mask);
   };
 
   // Fragment f of C: rows 16 (f / columnTiles) .., columns 8 (f %

@@ -21,7 +21,8 @@ namespace attn {
 /// Whether \p op is C(m, n) += Σ_k A(m, k) B(k, n) on f32 memrefs: three
 /// loops (two parallel, one reduction), operand maps that are projected
 /// permutations, a body that adds the product of the two inputs to the
-/// output.
+/// output, or `select(mask, out + a b, out)` with a mask computed from the
+/// loop indices (linalg.index) that reads m or n but not both.
 bool isMmaContraction(linalg::LinalgOp op);
 
 /// Replaces the contraction \p op (isMmaContraction), inside a thread block
