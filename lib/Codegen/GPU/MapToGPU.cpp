@@ -444,6 +444,9 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
                                                   copy.getTarget());
     }
 
+    sinkHostScalarReads(rewriter, func);
+    wrapSequentialLoopsInBlocks(rewriter, func);
+
     SmallVector<scf::ForallOp> foralls;
     func.walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
       foralls.push_back(forall);
@@ -467,6 +470,98 @@ struct AttnMapToGPU : public attn::impl::AttnMapToGPUBase<AttnMapToGPU> {
 
     if (failed(moveAllocationsToDevice(rewriter, func)))
       return signalPassFailure();
+  }
+
+  /// Scalars read from memory at the function's top level, and the pure
+  /// arithmetic on them (a per-head decay's log when B * H = 1 and N fits
+  /// one chunk, so that no loop is left around them), are computed where
+  /// they are used instead: each use inside a loop or linalg body gets its
+  /// own copy, which runs on the device with that body. Left alone when a
+  /// top-level op other than that arithmetic uses them.
+  void sinkHostScalarReads(RewriterBase &rewriter, func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return;
+    llvm::SetVector<Operation *> slice;
+    for (Operation &op : func.getBody().front()) {
+      bool derived = isPure(&op) && op.getNumRegions() == 0 &&
+                     !op.hasTrait<OpTrait::IsTerminator>() &&
+                     llvm::any_of(op.getOperands(), [&](Value operand) {
+                       return slice.contains(operand.getDefiningOp());
+                     });
+      if (isa<memref::LoadOp>(op) || derived)
+        slice.insert(&op);
+    }
+    if (slice.empty())
+      return;
+    SmallVector<OpOperand *> nestedUses;
+    for (Operation *op : slice)
+      for (OpOperand &use : op->getUses()) {
+        Operation *user = use.getOwner();
+        if (slice.contains(user))
+          continue;
+        if (user->getParentOp() == func)
+          return;
+        nestedUses.push_back(&use);
+      }
+    for (OpOperand *use : nestedUses) {
+      // The part of the slice this use needs, in program order.
+      SetVector<Operation *> needed;
+      SmallVector<Operation *> stack = {use->get().getDefiningOp()};
+      while (!stack.empty()) {
+        Operation *op = stack.pop_back_val();
+        if (!needed.insert(op))
+          continue;
+        for (Value operand : op->getOperands())
+          if (slice.contains(operand.getDefiningOp()))
+            stack.push_back(operand.getDefiningOp());
+      }
+      rewriter.setInsertionPoint(use->getOwner());
+      IRMapping copies;
+      for (Operation *op : slice)
+        if (needed.contains(op))
+          rewriter.clone(*op, copies);
+      Value copy = copies.lookup(use->get());
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy); });
+    }
+    for (Operation *op : llvm::reverse(slice))
+      rewriter.eraseOp(op);
+  }
+
+  /// A loop (or branch) of the function's top level with scalar loads or
+  /// stores is host code around the kernels the rest of this pass makes,
+  /// and would read device memory from the host. It is the body of the
+  /// (batch, head) forall that the canonicalizer removed because it had one
+  /// iteration (B * H = 1), so it becomes one again: a block of its own.
+  /// Loops of linalg ops only keep a kernel per op; ops with results, and
+  /// ones that hold foralls or kernels, stay as they are.
+  void wrapSequentialLoopsInBlocks(RewriterBase &rewriter, func::FuncOp func) {
+    SmallVector<Operation *> sequential;
+    for (Block &block : func.getBody())
+      for (Operation &op : block) {
+        if (op.getNumRegions() == 0 || op.getNumResults() != 0 ||
+            isa<linalg::LinalgOp, scf::ForallOp, gpu::LaunchOp>(op))
+          continue;
+        bool readsOnHost = false, holdsParallelism = false;
+        op.walk<WalkOrder::PreOrder>([&](Operation *nested) {
+          if (isa<scf::ForallOp, gpu::LaunchOp>(nested))
+            holdsParallelism = true;
+          if (isa<memref::LoadOp, memref::StoreOp>(nested))
+            readsOnHost = true;
+          // (Each linalg op becomes a kernel of its own.)
+          return isa<linalg::LinalgOp>(nested) ? WalkResult::skip()
+                                               : WalkResult::advance();
+        });
+        if (readsOnHost && !holdsParallelism)
+          sequential.push_back(&op);
+      }
+    for (Operation *op : sequential) {
+      rewriter.setInsertionPoint(op);
+      auto block = scf::ForallOp::create(
+          rewriter, op->getLoc(),
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)}, ValueRange(),
+          std::nullopt);
+      rewriter.moveOpBefore(op, block.getBody()->getTerminator());
+    }
   }
 
   /// Fails on the linalg ops, copies and foralls this pass cannot place:

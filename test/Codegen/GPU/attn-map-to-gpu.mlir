@@ -152,6 +152,62 @@ func.func @host_kernel(%a: memref<?x8xf32>, %b: memref<?x8xf32>) {
 
 // -----
 
+// A loop of the top level that reads memory is the body of a (batch, head)
+// forall the canonicalizer removed (B * H = 1): it runs as one block of its
+// own, its scalar read on the device, its linalg ops spread over the block.
+// CHECK-LABEL: func.func @sequential_loop(
+// CHECK-NOT:     memref.load
+// CHECK:         gpu.launch
+// CHECK:           scf.for
+// CHECK-NEXT:        %[[G:.+]] = memref.load %{{.+}}[%{{.+}}] : memref<1xf32>
+// CHECK:             gpu.barrier
+// CHECK:             scf.for
+// CHECK:               arith.mulf %{{.+}}, %[[G]] : f32
+// CHECK:             gpu.barrier
+func.func @sequential_loop(%gamma: memref<1xf32>, %a: memref<4x16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %g = memref.load %gamma[%c0] : memref<1xf32>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%a : memref<4x16xf32>) {
+    ^bb0(%x: f32):
+      %y = arith.mulf %x, %g : f32
+      linalg.yield %y : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A scalar read at the top level, and the arithmetic on it (a decay's
+// log rate when no loop is left around it), is computed where it is used:
+// in the kernel, not on the host.
+// CHECK-LABEL: func.func @host_scalar(
+// CHECK-NOT:     memref.load %arg0
+// CHECK:         gpu.launch
+// CHECK:           scf.for
+// CHECK:             %[[X:.+]] = memref.load %arg1
+// CHECK-NEXT:        %[[G:.+]] = memref.load %arg0[%{{.+}}] : memref<1xf32>
+// CHECK-NEXT:        %[[LOG:.+]] = math.log %[[G]] : f32
+// CHECK-NEXT:        %[[RATE:.+]] = arith.maximumf %[[LOG]], %{{.+}} : f32
+// CHECK-NEXT:        arith.mulf %[[X]], %[[RATE]] : f32
+func.func @host_scalar(%gamma: memref<1xf32>, %a: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %floor = arith.constant -80.0 : f32
+  %g = memref.load %gamma[%c0] : memref<1xf32>
+  %log = math.log %g : f32
+  %rate = arith.maximumf %log, %floor : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%a : memref<4x16xf32>) {
+  ^bb0(%x: f32):
+    %y = arith.mulf %x, %rate : f32
+    linalg.yield %y : f32
+  }
+  return
+}
+
+// -----
+
 // A reduction with no parallel dimension runs on one thread of one block.
 // CHECK-LABEL: func.func @host_reduction(
 // CHECK:         %[[C1:.+]] = arith.constant 1 : index
