@@ -113,6 +113,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   else
     loops.addPass(createForallToForLoopPass());
   loops.addPass(createAttnStridedCopiesToLinalg());
+  loops.addPass(createAttnPrefetchNextTiles());
   loops.addPass(createConvertLinalgToLoopsPass());
   if (options.vectorize) {
     loops.addPass(createAttnApproximateMath());

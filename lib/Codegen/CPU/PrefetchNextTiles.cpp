@@ -1,0 +1,299 @@
+//===- PrefetchNextTiles.cpp - Prefetch the next iteration's input tile ---===//
+//
+// Linear attention streams K and V (and Q) from the caller's arrays once:
+// each loop iteration copies a tile out of DRAM, then computes on it, so
+// memory and cores take turns. Prefetching the next iteration's tile before
+// copying this one lets the memory work while the cores compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Codegen/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNPREFETCHNEXTTILES
+#include "attn/Codegen/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+/// Bytes of a cache line: one prefetch each.
+constexpr int64_t kCacheLineBytes = 64;
+
+/// The loop whose next iteration \p op's tile belongs to: the nearest
+/// scf.for or scf.parallel around it, with the induction variable that
+/// advances (a parallel loop's innermost one) and its step.
+struct EnclosingLoop {
+  Operation *loop = nullptr;
+  Value inductionVar;
+  Value step;
+  /// A parallel loop's other induction variables: the same in the next
+  /// iteration.
+  SmallVector<Value> fixed;
+};
+
+EnclosingLoop enclosingLoop(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto loop = dyn_cast<scf::ForOp>(parent))
+      return {loop, loop.getInductionVar(), loop.getStep()};
+    if (auto loop = dyn_cast<scf::ParallelOp>(parent)) {
+      ValueRange ivs = loop.getInductionVars();
+      return {loop, ivs.back(), loop.getStep().back(),
+              SmallVector<Value>(ivs.drop_back())};
+    }
+    if (isa<FunctionOpInterface>(parent))
+      break;
+  }
+  return {};
+}
+
+/// The subview a copy reads, if the copy reads one.
+memref::SubViewOp copiedSubview(Operation *op) {
+  Value source;
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    source = copy.getSource();
+  else if (auto copy = dyn_cast<linalg::CopyOp>(op);
+           copy && copy.hasPureBufferSemantics())
+    source = copy.getInputs().front();
+  return source ? source.getDefiningOp<memref::SubViewOp>()
+                : memref::SubViewOp();
+}
+
+/// The loops of a tile product (the scf.for nest around a vector.contract)
+/// inside one iteration of the tile loop: the prefetches are spread over
+/// its iterations, one or a few lines each, because a burst of hundreds of
+/// prefetches waits for memory as the copy would.
+struct ComputeNest {
+  /// Outermost first; constant bounds and steps.
+  SmallVector<scf::ForOp> loops;
+  scf::ForOp innermost;
+  int64_t iterations = 0;
+
+  /// The iteration's number in [0, iterations), row-major over the loops.
+  Value linearIndex(OpBuilder &builder, Location loc) const {
+    Value index = arith::ConstantIndexOp::create(builder, loc, 0);
+    for (scf::ForOp loop : loops) {
+      int64_t lower = *getConstantIntValue(loop.getLowerBound());
+      int64_t upper = *getConstantIntValue(loop.getUpperBound());
+      int64_t step = *getConstantIntValue(loop.getStep());
+      Value trips = arith::ConstantIndexOp::create(
+          builder, loc, llvm::divideCeil(upper - lower, step));
+      Value position = arith::DivUIOp::create(
+          builder, loc,
+          arith::SubIOp::create(
+              builder, loc, loop.getInductionVar(),
+              arith::ConstantIndexOp::create(builder, loc, lower)),
+          arith::ConstantIndexOp::create(builder, loc, step));
+      index = arith::AddIOp::create(
+          builder, loc, arith::MulIOp::create(builder, loc, index, trips),
+          position);
+    }
+    return index;
+  }
+};
+
+/// The tile product with the most iterations in one iteration of
+/// \p tileLoop, or none.
+ComputeNest computeNest(Operation *tileLoop) {
+  ComputeNest best;
+  tileLoop->walk([&](vector::ContractionOp contract) {
+    ComputeNest nest;
+    nest.iterations = 1;
+    Operation *parent = contract->getParentOp();
+    for (; parent && parent != tileLoop; parent = parent->getParentOp()) {
+      auto loop = dyn_cast<scf::ForOp>(parent);
+      if (!loop)
+        return; // Inside an scf.if or another kind of loop: not every time.
+      std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+      std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+      if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
+        return;
+      nest.iterations *= llvm::divideCeil(*upper - *lower, *step);
+      nest.loops.insert(nest.loops.begin(), loop);
+    }
+    if (parent != tileLoop || nest.loops.empty())
+      return;
+    nest.innermost = nest.loops.back();
+    if (nest.iterations > best.iterations)
+      best = nest;
+  });
+  return best;
+}
+
+struct PrefetchNextTilesPass
+    : public mlir::attn::impl::AttnPrefetchNextTilesBase<
+          PrefetchNextTilesPass> {
+  void runOnOperation() override {
+    auto func = cast<FunctionOpInterface>(getOperation().getOperation());
+    if (func.getFunctionBody().empty())
+      return;
+    Block &entry = func.getFunctionBody().front();
+    SmallVector<std::pair<Operation *, memref::SubViewOp>> copies;
+    func->walk([&](Operation *op) {
+      memref::SubViewOp subview = copiedSubview(op);
+      if (!subview)
+        return;
+      auto argument = dyn_cast<BlockArgument>(subview.getSource());
+      if (argument && argument.getOwner() == &entry)
+        copies.emplace_back(op, subview);
+    });
+    for (auto [copy, subview] : copies)
+      prefetchNextTile(copy, subview);
+  }
+
+  void prefetchNextTile(Operation *copy, memref::SubViewOp subview) {
+    auto sourceType = cast<MemRefType>(subview.getSource().getType());
+    int64_t elementBytes = sourceType.getElementTypeBitWidth() / 8;
+    if (elementBytes == 0 || !sourceType.getLayout().isIdentity() ||
+        llvm::any_of(subview.getStaticSizes(), ShapedType::isDynamic) ||
+        !llvm::all_of(subview.getStaticStrides(),
+                      [](int64_t stride) { return stride == 1; }))
+      return;
+    EnclosingLoop loop = enclosingLoop(copy);
+    if (!loop.loop)
+      return;
+
+    // The ops inside the loop that compute the offsets from the induction
+    // variable: pure arithmetic only, from values of outside the loop.
+    Region &body = loop.loop->getRegion(0);
+    BackwardSliceOptions options;
+    options.filter = [&](Operation *op) {
+      return body.isAncestor(op->getParentRegion());
+    };
+    options.inclusive = true;
+    SetVector<Operation *> slice;
+    SmallVector<bool> advances;
+    bool anyAdvances = false;
+    for (OpFoldResult offset : subview.getMixedOffsets()) {
+      auto value = dyn_cast<Value>(offset);
+      bool dependsOnLoop = false;
+      if (value && body.isAncestor(value.getParentRegion()) &&
+          !llvm::is_contained(loop.fixed, value)) {
+        if (value == loop.inductionVar) {
+          dependsOnLoop = true;
+        } else {
+          Operation *def = value.getDefiningOp();
+          if (!def)
+            return; // Another loop's induction variable or iter_arg.
+          SetVector<Operation *> offsetSlice;
+          if (failed(getBackwardSlice(def, &offsetSlice, options)))
+            return;
+          for (Operation *op : offsetSlice) {
+            if (!isPure(op) || op->getNumRegions() != 0)
+              return;
+            for (Value operand : op->getOperands()) {
+              if (operand == loop.inductionVar) {
+                dependsOnLoop = true;
+                continue;
+              }
+              // Any other value of the loop's body must come from the
+              // slice itself.
+              if (body.isAncestor(operand.getParentRegion()) &&
+                  !llvm::is_contained(loop.fixed, operand) &&
+                  !offsetSlice.contains(operand.getDefiningOp()))
+                return;
+            }
+          }
+          slice.insert(offsetSlice.begin(), offsetSlice.end());
+        }
+      }
+      advances.push_back(dependsOnLoop);
+      anyAdvances |= dependsOnLoop;
+    }
+    if (!anyAdvances)
+      return;
+
+    ComputeNest nest = computeNest(loop.loop);
+    if (!nest.innermost)
+      return;
+
+    // Everything below is computed inside the compute nest's innermost
+    // loop, from its induction variables (LLVM hoists what does not
+    // change there).
+    OpBuilder builder = OpBuilder::atBlockBegin(nest.innermost.getBody());
+    Location loc = copy->getLoc();
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(builder, loc, value);
+    };
+    IRMapping next;
+    next.map(loop.inductionVar, arith::AddIOp::create(
+                                    builder, loc, loop.inductionVar, loop.step));
+    for (Operation *op : topologicalSort(slice))
+      builder.clone(*op, next);
+
+    // The next tile lies inside the array along every dimension it moves.
+    SmallVector<Value> nextOffsets;
+    Value inside;
+    ArrayRef<int64_t> sizes = subview.getStaticSizes();
+    for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets())) {
+      Value value = getValueOrCreateConstantIndexOp(builder, loc, offset);
+      Value moved = next.lookupOrDefault(value);
+      nextOffsets.push_back(moved);
+      if (!advances[dim])
+        continue;
+      Value end = arith::AddIOp::create(builder, loc, moved, constant(sizes[dim]));
+      Value extent = memref::DimOp::create(builder, loc, subview.getSource(),
+                                           static_cast<int64_t>(dim));
+      Value fits = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule,
+                                         end, extent);
+      inside = inside ? arith::AndIOp::create(builder, loc, inside, fits)
+                      : fits;
+    }
+
+    // The tile's lines in order: rows (the one outer dimension longer than
+    // 1, if any) of `lineElements`-element lines. The nest's iteration i
+    // prefetches lines [i * perIteration, (i + 1) * perIteration).
+    int64_t rowDim = -1;
+    for (int64_t dim = 0; dim + 1 < static_cast<int64_t>(sizes.size()); ++dim) {
+      if (sizes[dim] == 1)
+        continue;
+      if (rowDim >= 0)
+        return; // More than one: not a tile of rows.
+      rowDim = dim;
+    }
+    int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
+    int64_t linesPerRow = llvm::divideCeil(sizes.back(), lineElements);
+    int64_t lines = linesPerRow * (rowDim >= 0 ? sizes[rowDim] : 1);
+    int64_t perIteration = llvm::divideCeil(lines, nest.iterations);
+
+    auto guard = scf::IfOp::create(builder, loc, inside, /*withElse=*/false);
+    builder.setInsertionPointToStart(&guard.getThenRegion().front());
+    Value first = arith::MulIOp::create(builder, loc, nest.linearIndex(builder, loc),
+                                        constant(perIteration));
+    for (int64_t j = 0; j < perIteration; ++j) {
+      // Past the tile's last line, the last line again (cheaper than a
+      // branch; it is in cache by then).
+      Value line = arith::MinUIOp::create(
+          builder, loc, arith::AddIOp::create(builder, loc, first, constant(j)),
+          constant(lines - 1));
+      SmallVector<Value> indices(nextOffsets);
+      Value column = arith::MulIOp::create(
+          builder, loc,
+          arith::RemUIOp::create(builder, loc, line, constant(linesPerRow)),
+          constant(lineElements));
+      indices.back() = arith::AddIOp::create(builder, loc, nextOffsets.back(), column);
+      if (rowDim >= 0)
+        indices[rowDim] = arith::AddIOp::create(
+            builder, loc, nextOffsets[rowDim],
+            arith::DivUIOp::create(builder, loc, line, constant(linesPerRow)));
+      // Into L2 (locality 2): the tiles in use keep L1.
+      memref::PrefetchOp::create(builder, loc, subview.getSource(), indices,
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,144 @@
+// RUN: attn-opt %s -split-input-file --attn-prefetch-next-tiles --canonicalize --cse | FileCheck %s
+
+// Key tile t of K is copied, then multiplied (8 x 32 register tiles, k in
+// steps of 4: 8 * 2 * 16 = 256 iterations). Tile t + 1 (rows 64 (t + 1) ..
+// 64 (t + 1) + 63, if they lie inside K) is prefetched over those
+// iterations: 64 rows of 4 64-byte lines = 256 lines, iteration number
+// i = ((i0 / 8) * 2 + i1 / 32) * 16 + l / 4 prefetches line i, that is
+// row i / 4, column 16 (i mod 4), into L2.
+// CHECK-LABEL: func.func @key_loop(
+// CHECK-SAME:    %[[K:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         scf.for %[[T:[a-z0-9]+]] =
+// CHECK:           linalg.copy
+// CHECK:           scf.for %[[I0:[a-z0-9]+]] =
+// CHECK:             scf.for %[[I1:[a-z0-9]+]] =
+// CHECK:               scf.for %[[L:[a-z0-9]+]] =
+// CHECK-NEXT:            %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK-NEXT:            %[[ROW0:.+]] = arith.muli %[[NEXT]], %c64
+// CHECK-NEXT:            %[[END:.+]] = arith.addi %[[ROW0]], %c64
+// CHECK-NEXT:            %[[N:.+]] = memref.dim %[[K]], %c2
+// CHECK-NEXT:            %[[INSIDE:.+]] = arith.cmpi ule, %[[END]], %[[N]]
+// CHECK-NEXT:            scf.if %[[INSIDE]] {
+// CHECK-NEXT:              %[[A:.+]] = arith.divui %[[I0]], %c8
+// CHECK-NEXT:              %[[B:.+]] = arith.divui %[[I1]], %c32
+// CHECK-NEXT:              %[[AB:.+]] = arith.muli %[[A]], %c2
+// CHECK-NEXT:              %[[AB1:.+]] = arith.addi %[[AB]], %[[B]]
+// CHECK-NEXT:              %[[C:.+]] = arith.divui %[[L]], %c4
+// CHECK-NEXT:              %[[ABC:.+]] = arith.muli %[[AB1]], %c16
+// CHECK-NEXT:              %[[ITER:.+]] = arith.addi %[[ABC]], %[[C]]
+// CHECK-NEXT:              %[[LINE:.+]] = arith.minui %[[ITER]], %c255
+// CHECK-NEXT:              %[[LINECOL:.+]] = arith.remui %[[LINE]], %c4
+// CHECK-NEXT:              %[[COL:.+]] = arith.muli %[[LINECOL]], %c16
+// CHECK-NEXT:              %[[LINEROW:.+]] = arith.divui %[[LINE]], %c4
+// CHECK-NEXT:              %[[ROW:.+]] = arith.addi %[[ROW0]], %[[LINEROW]]
+// CHECK-NEXT:              memref.prefetch %[[K]][%c0, %c2, %[[ROW]], %[[COL]]], read, locality<2>, data
+// CHECK-NEXT:            }
+// CHECK-NEXT:            vector.transfer_read
+#id = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @key_loop(%k: memref<1x8x?x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %tile = memref.alloc() : memref<64x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %src = memref.subview %k[0, 2, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    linalg.copy ins(%src : memref<64x64xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<64x64xf32>)
+    scf.for %i = %c0 to %c64 step %c8 {
+      scf.for %j = %c0 to %c64 step %c32 {
+        %init = vector.transfer_read %acc[%i, %j], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x32xf32>
+        %r = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x32xf32>) {
+          %x = vector.transfer_read %tile[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+          %y = vector.transfer_read %tile[%l, %j], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x32xf32>
+          %z = vector.contract {indexing_maps = [#id, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x32xf32> into vector<8x32xf32>
+          scf.yield %z : vector<8x32xf32>
+        }
+        vector.transfer_write %r, %acc[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, memref<64x64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// No prefetch: a tile of a local buffer (already in cache), a copy whose
+// offsets do not move with the loop, and a loop without a tile product.
+// CHECK-LABEL: func.func @nothing_to_prefetch(
+// CHECK-NOT:     memref.prefetch
+func.func @nothing_to_prefetch(%k: memref<1x8x?x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %local = memref.alloc(%tiles) : memref<?x64xf32>
+  %tile = memref.alloc() : memref<64x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %src = memref.subview %local[%row, 0] [64, 64] [1, 1] : memref<?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    linalg.copy ins(%src : memref<64x64xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<64x64xf32>)
+    %fixed = memref.subview %k[0, 0, 0, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1]>>
+    linalg.copy ins(%fixed : memref<64x64xf32, strided<[64, 1]>>) outs(%tile : memref<64x64xf32>)
+    %r = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %zero) -> (f32) {
+      %x = memref.load %tile[%l, %l] : memref<64x64xf32>
+      %s = arith.addf %a, %x : f32
+      scf.yield %s : f32
+    }
+    memref.store %r, %acc[%c0, %c0] : memref<64x64xf32>
+  }
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %src = memref.subview %k[0, 1, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    linalg.copy ins(%src : memref<64x64xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<64x64xf32>)
+  }
+  return
+}
+
+// -----
+
+// In a parallel loop the innermost induction variable advances (the
+// iteration a thread most likely runs next); the head index stays.
+// CHECK-LABEL: func.func @query_tiles(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         scf.parallel (%[[H:[a-z0-9]+]], %[[T:[a-z0-9]+]]) =
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK:               memref.prefetch %[[Q]][%c0, %[[H]], %{{.+}}, %{{.+}}], read, locality<2>, data
+#id2 = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b2 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @query_tiles(%q: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %out: memref<8x64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%h, %t) = (%c0, %c0) to (%c8, %tiles) step (%c1, %c1) {
+    %row = arith.muli %t, %c64 : index
+    %src = memref.subview %q[0, %h, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %tile = memref.alloc() : memref<64x64xf32>
+    linalg.copy ins(%src : memref<64x64xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<64x64xf32>)
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %out[%h, %i, %c0], %zero {in_bounds = [true, true]} : memref<8x64x64xf32>, vector<8x64xf32>
+      %r = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %tile[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %s[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#id2, #b2, #c2], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %r, %out[%h, %i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<8x64x64xf32>
+    }
+    memref.dealloc %tile : memref<64x64xf32>
+    scf.reduce
+  }
+  return
+}
