@@ -3,9 +3,11 @@
 #include "attn/Support/Memory.h"
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <sys/resource.h>
@@ -131,11 +133,38 @@ void MemoryNeed::add(const std::string &what, uint64_t bytes) {
   sum = sum > UINT64_MAX - bytes ? UINT64_MAX : sum + bytes;
 }
 
+/// The last reading of availableMemory() and when it was taken, shared by
+/// every thread that checks a run.
+namespace {
+struct MemoryReading {
+  std::mutex lock;
+  std::optional<AvailableMemory> available;
+  std::chrono::steady_clock::time_point when;
+};
+} // namespace
+
+/// availableMemory(), re-read unless a reading younger than a second shows
+/// at least twice \p needed: reading /proc and /sys takes tens of
+/// microseconds, as long as a small kernel's whole call.
+static std::optional<AvailableMemory> availableMemoryFor(uint64_t needed) {
+  static MemoryReading reading;
+  std::lock_guard<std::mutex> guard(reading.lock);
+  auto now = std::chrono::steady_clock::now();
+  bool fresh = reading.available &&
+               now - reading.when < std::chrono::seconds(1) &&
+               needed <= reading.available->bytes / 2;
+  if (!fresh) {
+    reading.available = availableMemory();
+    reading.when = now;
+  }
+  return reading.available;
+}
+
 std::string attn::checkMemory(const MemoryNeed &need, uint64_t limit,
                               const std::string &limitName) {
   std::string bound;
   if (limit == 0) {
-    std::optional<AvailableMemory> available = availableMemory();
+    std::optional<AvailableMemory> available = availableMemoryFor(need.total());
     if (!available)
       return ""; // Nothing to compare with: let the allocations decide.
     limit = available->bytes;

@@ -58,7 +58,8 @@ inline uint64_t estimateKernelWorkspace(uint64_t inputBytes) {
   return inputBytes > UINT64_MAX - tiles ? UINT64_MAX : inputBytes + tiles;
 }
 
-/// "" when \p need fits under \p limit (0: availableMemory()), else a
+/// "" when \p need fits under \p limit (0: availableMemory(), read again
+/// unless a reading younger than a second shows twice the need), else a
 /// message: `this run needs about X (parts), more than the Y ...`, which
 /// calls a given limit \p limitName.
 std::string checkMemory(const MemoryNeed &need, uint64_t limit,

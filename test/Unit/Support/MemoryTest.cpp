@@ -66,3 +66,16 @@ TEST(Memory, AvailableMemoryIsPositiveHere) {
   EXPECT_GT(available->bytes, 0u);
   EXPECT_FALSE(available->source.empty());
 }
+
+// A run's check reuses a reading younger than a second only for needs of
+// at most half of it: a large need right after a small one is still
+// refused.
+TEST(Memory, RecentReadingDoesNotHideALargeNeed) {
+  MemoryNeed small;
+  small.add("inputs", 1u << 20);
+  EXPECT_EQ(checkMemory(small, 0), "");
+  MemoryNeed large;
+  large.add("inputs", UINT64_MAX / 2);
+  EXPECT_NE(checkMemory(large, 0), "");
+  EXPECT_EQ(checkMemory(small, 0), "");
+}
