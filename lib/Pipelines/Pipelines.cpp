@@ -71,6 +71,7 @@ static void addBufferization(OpPassManager &pm, bool inPlaceTiles) {
 /// check that nothing else is left.
 static void addHostLoweringToLLVM(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createAttnExpandBF16Conversions());
+  pm.addNestedPass<func::FuncOp>(createAttnLowerAllocaScopes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -104,6 +105,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     func.addPass(createCanonicalizerPass());
   }
   addBufferization(pm, /*inPlaceTiles=*/true);
+  pm.addNestedPass<func::FuncOp>(createAttnPromoteTilesToStack());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 
@@ -112,6 +114,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
     loops.addPass(createForallToParallelLoopPass());
   else
     loops.addPass(createForallToForLoopPass());
+  loops.addPass(createAttnHoistAllocasFromLoops());
   loops.addPass(createAttnStridedCopiesToLinalg());
   loops.addPass(createAttnPrefetchNextTiles());
   loops.addPass(createConvertLinalgToLoopsPass());

@@ -296,6 +296,62 @@ def AttnPrefetchNextTiles
                            "::mlir::scf::SCFDialect"];
 }
 
+def AttnPromoteTilesToStack
+    : Pass<"attn-promote-tiles-to-stack", "::mlir::func::FuncOp"> {
+  let summary = "Tile buffers of a loop iteration on the stack, not the heap";
+  let description = [{
+    Bufferization allocates the tiles of every loop iteration (a copied Q,
+    K or V tile, the scores, the features) with `memref.alloc`, i.e. a
+    malloc and a free per tile: ~800 per call of kv-first elu1 at
+    N = 1024, and in a process whose heap is fragmented (Python) they cost
+    ~6% of the call. This pass, run after bufferization and before the
+    deallocations are placed, turns an allocation of static shape inside
+    an `scf.for` or `scf.forall` body into a `memref.alloca` when the
+    buffer does not leave the iteration: its uses, through views, casts and
+    `scf.if` results, neither are yielded by the loop nor escape into a
+    store, a call or a return. At most `max-bytes` of a loop body go to
+    the stack (OpenMP worker threads have 4 MiB stacks by default); the
+    rest stays on the heap. attn-hoist-allocas-from-loops then keeps the
+    stack from growing with the iterations.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"262144",
+           "Bytes of one loop body's tiles that may go to the stack">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def AttnHoistAllocasFromLoops
+    : Pass<"attn-hoist-allocas-from-loops", "::mlir::func::FuncOp"> {
+  let summary = "Static allocas out of sequential loops";
+  let description = [{
+    An alloca inside a loop takes new stack in every iteration until the
+    function returns. A `memref.alloca` of static shape inside `scf.for`
+    loops moves before the outermost of them (not across an
+    `scf.parallel`, whose iterations need their own buffers and whose
+    OpenMP lowering gives each iteration a scope): every iteration then
+    reuses one buffer. This is sound for the tiles attn-promote-tiles-to-
+    stack makes, whose contents do not outlive an iteration.
+  }];
+}
+
+def AttnLowerAllocaScopes
+    : Pass<"attn-lower-alloca-scopes", "::mlir::func::FuncOp"> {
+  let summary = "memref.alloca_scope as a stack save and restore around its body";
+  let description = [{
+    Replaces every `memref.alloca_scope` by its body between
+    `llvm.intr.stacksave` and `llvm.intr.stackrestore` (its results by the
+    values its terminator returns). convert-scf-to-openmp puts each
+    parallel iteration in a scope, which the canonicalizer removes only when
+    it holds no alloca; with the tiles of attn-promote-tiles-to-stack it
+    does, and the scope's region must stay a single block, which the
+    lowering of the loops inside it (convert-scf-to-cf) breaks. MemRefToLLVM
+    lowers scopes the same way, but only after that. Runs before the loops
+    are lowered.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AttnExpandBF16Conversions
     : Pass<"attn-expand-bf16-conversions", "::mlir::func::FuncOp"> {
   let summary = "Rewrite f32 <-> bf16 conversions as integer arithmetic";
