@@ -229,8 +229,8 @@ struct PrefetchNextTilesPass
       return arith::ConstantIndexOp::create(builder, loc, value);
     };
     IRMapping next;
-    next.map(loop.inductionVar, arith::AddIOp::create(
-                                    builder, loc, loop.inductionVar, loop.step));
+    next.map(loop.inductionVar,
+             arith::AddIOp::create(builder, loc, loop.inductionVar, loop.step));
     for (Operation *op : topologicalSort(slice))
       builder.clone(*op, next);
 
@@ -244,13 +244,14 @@ struct PrefetchNextTilesPass
       nextOffsets.push_back(moved);
       if (!advances[dim])
         continue;
-      Value end = arith::AddIOp::create(builder, loc, moved, constant(sizes[dim]));
+      Value end =
+          arith::AddIOp::create(builder, loc, moved, constant(sizes[dim]));
       Value extent = memref::DimOp::create(builder, loc, subview.getSource(),
                                            static_cast<int64_t>(dim));
-      Value fits = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule,
-                                         end, extent);
-      inside = inside ? arith::AndIOp::create(builder, loc, inside, fits)
-                      : fits;
+      Value fits = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::ule, end, extent);
+      inside =
+          inside ? arith::AndIOp::create(builder, loc, inside, fits) : fits;
     }
 
     // The tile's lines in order: rows (the one outer dimension longer than
@@ -271,8 +272,8 @@ struct PrefetchNextTilesPass
 
     auto guard = scf::IfOp::create(builder, loc, inside, /*withElse=*/false);
     builder.setInsertionPointToStart(&guard.getThenRegion().front());
-    Value first = arith::MulIOp::create(builder, loc, nest.linearIndex(builder, loc),
-                                        constant(perIteration));
+    Value first = arith::MulIOp::create(
+        builder, loc, nest.linearIndex(builder, loc), constant(perIteration));
     for (int64_t j = 0; j < perIteration; ++j) {
       // Past the tile's last line, the last line again (cheaper than a
       // branch; it is in cache by then).
@@ -284,7 +285,8 @@ struct PrefetchNextTilesPass
           builder, loc,
           arith::RemUIOp::create(builder, loc, line, constant(linesPerRow)),
           constant(lineElements));
-      indices.back() = arith::AddIOp::create(builder, loc, nextOffsets.back(), column);
+      indices.back() =
+          arith::AddIOp::create(builder, loc, nextOffsets.back(), column);
       if (rowDim >= 0)
         indices[rowDim] = arith::AddIOp::create(
             builder, loc, nextOffsets[rowDim],
