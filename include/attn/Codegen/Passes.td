@@ -278,19 +278,23 @@ def AttnPrefetchNextTiles
     A loop that copies a tile of a function argument (the caller's Q, K or
     V, in DRAM) per iteration and then computes on it waits for memory and
     computes in turn: at N = 4096, kv-first linear attention spent ~40% of
-    its state pass in those copies. Before each such copy, this pass
-    prefetches the tile the next iteration will copy (the same subview with
-    the loop's induction variable advanced by one step) into the L2 cache,
-    one `memref.prefetch` per 64-byte line, so that the memory works while
-    the cores compute.
+    its state pass in those copies. This pass prefetches the tile the next
+    iteration will copy (the same subview with the loop's induction
+    variable advanced by one step) into the L2 cache, one
+    `memref.prefetch` per 64-byte line, spread over the iterations of the
+    iteration's largest tile product (the `scf.for` nest, constant bounds,
+    around a `vector.contract`): one or a few lines each, row-major, so that
+    the memory works while the cores compute. (A burst of all the lines
+    before the copy waits for memory as the copy does.)
 
     Matched: a `linalg.copy` or `memref.copy` whose source is a
-    `memref.subview` of a function argument with static sizes and unit
-    strides, inside an `scf.for` (or the innermost dimension of an
-    `scf.parallel`) on whose induction variable the subview's offsets
-    depend through pure arithmetic. The prefetch is guarded by the next
-    tile lying inside the argument (the last tile prefetches nothing).
-    Prefetches do not change what the code computes.
+    `memref.subview` of a function argument with static sizes, unit strides
+    and at most one outer dimension longer than 1, inside an `scf.for` (or
+    the innermost dimension of an `scf.parallel`) on whose induction
+    variable the subview's offsets depend through pure arithmetic, and
+    whose iteration holds such a tile product. The prefetches are guarded
+    by the next tile lying inside the argument (the last tile prefetches
+    nothing). Prefetches do not change what the code computes.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

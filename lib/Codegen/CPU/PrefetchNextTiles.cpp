@@ -162,6 +162,16 @@ struct PrefetchNextTilesPass
         !llvm::all_of(subview.getStaticStrides(),
                       [](int64_t stride) { return stride == 1; }))
       return;
+    // The rows: the one outer dimension longer than 1, if any.
+    ArrayRef<int64_t> sizes = subview.getStaticSizes();
+    int64_t rowDim = -1;
+    for (int64_t dim = 0; dim + 1 < static_cast<int64_t>(sizes.size()); ++dim) {
+      if (sizes[dim] == 1)
+        continue;
+      if (rowDim >= 0)
+        return; // More than one: not a tile of rows.
+      rowDim = dim;
+    }
     EnclosingLoop loop = enclosingLoop(copy);
     if (!loop.loop)
       return;
@@ -176,7 +186,6 @@ struct PrefetchNextTilesPass
     options.inclusive = true;
     SetVector<Operation *> slice;
     SmallVector<bool> advances;
-    bool anyAdvances = false;
     for (OpFoldResult offset : subview.getMixedOffsets()) {
       auto value = dyn_cast<Value>(offset);
       bool dependsOnLoop = false;
@@ -211,9 +220,8 @@ struct PrefetchNextTilesPass
         }
       }
       advances.push_back(dependsOnLoop);
-      anyAdvances |= dependsOnLoop;
     }
-    if (!anyAdvances)
+    if (!llvm::is_contained(advances, true))
       return;
 
     ComputeNest nest = computeNest(loop.loop);
@@ -237,7 +245,6 @@ struct PrefetchNextTilesPass
     // The next tile lies inside the array along every dimension it moves.
     SmallVector<Value> nextOffsets;
     Value inside;
-    ArrayRef<int64_t> sizes = subview.getStaticSizes();
     for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets())) {
       Value value = getValueOrCreateConstantIndexOp(builder, loc, offset);
       Value moved = next.lookupOrDefault(value);
@@ -254,17 +261,9 @@ struct PrefetchNextTilesPass
           inside ? arith::AndIOp::create(builder, loc, inside, fits) : fits;
     }
 
-    // The tile's lines in order: rows (the one outer dimension longer than
-    // 1, if any) of `lineElements`-element lines. The nest's iteration i
-    // prefetches lines [i * perIteration, (i + 1) * perIteration).
-    int64_t rowDim = -1;
-    for (int64_t dim = 0; dim + 1 < static_cast<int64_t>(sizes.size()); ++dim) {
-      if (sizes[dim] == 1)
-        continue;
-      if (rowDim >= 0)
-        return; // More than one: not a tile of rows.
-      rowDim = dim;
-    }
+    // The tile's lines in order: rows of `lineElements`-element lines. The
+    // nest's iteration i prefetches lines [i * perIteration,
+    // (i + 1) * perIteration).
     int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
     int64_t linesPerRow = llvm::divideCeil(sizes.back(), lineElements);
     int64_t lines = linesPerRow * (rowDim >= 0 ? sizes[rowDim] : 1);
