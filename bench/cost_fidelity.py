@@ -19,7 +19,6 @@ import atexit
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -68,6 +67,9 @@ class Runner:
         self.args = args
         self.work = work
         self.count = 0
+        # (family) -> (N, seconds) of the last timing of each strategy of a
+        # group, to size the next N's repeats.
+        self.last = {}
 
     def write(self, text):
         self.count += 1
@@ -76,7 +78,19 @@ class Runner:
             f.write(text)
         return path
 
-    def time(self, text):
+    def repeats_for(self, family, n):
+        """--repeat calls, or fewer where the previous N's time of the same
+        strategy, grown quadratically, says they would take more than
+        --max-seconds (qk-first at N = 16384 runs for seconds a call; the
+        fastest of 2 such calls is as steady as that of 5 short ones)."""
+        if family not in self.last:
+            return self.args.repeat
+        last_n, last_time = self.last[family]
+        estimate = last_time * (float(n) / last_n) ** 2
+        fits = int(self.args.max_seconds / max(estimate, 1e-9))
+        return max(2, min(self.args.repeat, fits))
+
+    def time(self, text, family=None, n=None):
         path = self.write(text)
 
         def fastest_call(repeat):
@@ -93,7 +107,10 @@ class Runner:
             # The fastest call: on a shared machine the others time
             # neighbours.
             return json.loads(out.stdout)["bench"]["min_s"]
-        best = fastest_call(self.args.repeat)
+        best = fastest_call(self.repeats_for(family, n) if family
+                            else self.args.repeat)
+        if family:
+            self.last[family] = (n, best)
         # Calls of a few microseconds: as many as fill --min-time, as
         # `attnc calibrate` times them (the fastest of 10 calls of a 60 us
         # kernel was up to 1.3x its fastest of 500, more for qk-first than
@@ -122,14 +139,16 @@ def strategy_name(key, chunk, causal):
     return "kv/c%d" % chunk if causal and chunk else "kv"
 
 
-def fastest_times(runner, specs):
+def fastest_times(runner, specs, group=None, n=None):
     """The fastest time of each spec in \p specs (name: text) over the
     rounds. Rounds interleave the strategies, so that a slow spell of the
-    machine does not fall on one of them only."""
+    machine does not fall on one of them only. \p group (the point without
+    its N) and \p n size the repeats of long calls."""
     times = {}
     for _ in range(runner.args.rounds):
         for name, text in specs.items():
-            t = runner.time(text)
+            family = (group, name) if group else None
+            t = runner.time(text, family, n)
             times[name] = min(times.get(name, t), t)
     return times
 
@@ -146,7 +165,8 @@ def measure_point(runner, point, targets):
     else:
         specs["kv"] = spec_text(variant, causal, n, d, heads, projected,
                                 "kv_first", None)
-    times = fastest_times(runner, specs)
+    times = fastest_times(runner, specs, (variant, causal, d, heads, projected),
+                          n)
     chosen = {}
     for label, target in targets.items():
         key, chunk, crossover = runner.report(
@@ -220,6 +240,9 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.15,
                         help="seconds of calls per timing, at least "
                         "--repeat calls (at most 1000)")
+    parser.add_argument("--max-seconds", type=float, default=3.0,
+                        help="at most this long per timing where the "
+                        "previous N says a call is long (at least 2 calls)")
     parser.add_argument("--rounds", type=int, default=2,
                         help="times each strategy is run, interleaved")
     parser.add_argument("--threads", type=int, default=0)
@@ -290,9 +313,10 @@ def main():
                     points.append(("elu1", False, n, d, args.heads, k))
 
     emit("# cost_fidelity: %s, %s, %s threads, B = 1, H = %d, fastest of "
-          "%d rounds of %d calls (or of %g s of calls)" % (
+          "%d rounds of %d calls (or of %g s of calls; at least 2 calls "
+          "and at most %g s for long ones)" % (
               model, isa, args.threads or os.cpu_count(), args.heads,
-              args.rounds, args.repeat, args.min_time))
+              args.rounds, args.repeat, args.min_time, args.max_seconds))
     emit("| variant | mask | D | N | best (ms) | before | ratio | after | "
           "ratio |")
     emit("|---|---|---|---|---|---|---|---|---|")
