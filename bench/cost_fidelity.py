@@ -81,8 +81,8 @@ class Runner:
     def repeats_for(self, family, n):
         """--repeat calls, or fewer where the previous N's time of the same
         strategy, grown quadratically, says they would take more than
-        --max-seconds (qk-first at N = 16384 runs for seconds a call; the
-        fastest of 2 such calls is as steady as that of 5 short ones)."""
+        --max-seconds (qk-first at N = 16384 runs for seconds a call, which
+        made the whole sweep take hours)."""
         if family not in self.last:
             return self.args.repeat
         last_n, last_time = self.last[family]
