@@ -684,13 +684,13 @@ Strategy cost::estimateQkFirst(const TermShape &shape, const Target &target) {
   // static tiles.)
   const bool shrinks = target.name != "nvptx";
   int64_t queryTile = shrinks && shape.staticQueries
-                          ? qkQueryTileFor(target.queryTile, shape.queries)
+                          ? queryTileFor(target.queryTile, shape.queries)
                           : target.queryTile;
   queryTile = std::max<int64_t>(queryTile, 1);
   // (The split-key form keeps whole key tiles.)
   const bool splitKeys = usesSplitKeys(shape);
   int64_t keyTile = shrinks && shape.staticKeys && !splitKeys
-                        ? qkKeyTileFor(target.keyTile, shape.attendedKeys())
+                        ? keyTileFor(target.keyTile, shape.attendedKeys())
                         : target.keyTile;
   keyTile = std::max<int64_t>(keyTile, 1);
   TilePairs computed{pairs, mask != MaskKind::None ? pairs : 0.0};

@@ -309,16 +309,17 @@ double featureMapFlops(const TermShape &shape, const Target &target);
 bool usesSplitKeys(const TermShape &shape);
 inline constexpr int64_t kMaxSplitKeyRows = 16;
 
-/// qk-first's tiles for a static length below a tile, as the CPU code
-/// (attn-convert-to-linalg) builds them and the model counts them: \p queries
+/// qk-first's and unchunked kv-first's tiles for a static length below a
+/// tile, as the CPU code (attn-convert-to-linalg) builds them and the model
+/// counts them (qk-first's; kv-first's FLOPs are counted per real row): \p queries
 /// rows (rounded up to 8 from 8 on: the register tiles' rows, whose
 /// remainder ran a slower loop; a decode step of 1-7 rows stays as it is),
 /// \p keys keys rounded up to 8 (an AVX2 vector), at most \p tile.
-inline constexpr int64_t qkQueryTileFor(int64_t tile, int64_t queries) {
+inline constexpr int64_t queryTileFor(int64_t tile, int64_t queries) {
   int64_t rows = queries >= 8 ? (queries + 7) / 8 * 8 : queries;
   return rows < tile ? rows : tile;
 }
-inline constexpr int64_t qkKeyTileFor(int64_t tile, int64_t keys) {
+inline constexpr int64_t keyTileFor(int64_t tile, int64_t keys) {
   int64_t rounded = (keys + 7) / 8 * 8;
   return rounded < tile ? rounded : tile;
 }

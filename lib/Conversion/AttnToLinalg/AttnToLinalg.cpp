@@ -164,7 +164,7 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   // rows, not N real rows padded to a whole tile (qk-first's query tiles,
   // the recurrent order's feature tiles: padding a one-token step moved more
   // bytes than its state). qk-first's rows and keys follow
-  // cost::qkQueryTileFor / qkKeyTileFor, which the cost model counts too (N
+  // cost::queryTileFor / keyTileFor, which the cost model counts too (N
   // = 45 took 58 us in 45-row tiles, N = 48 46 us; at M = 32 a 64-key tile
   // doubled the products).
   int64_t queryRows = op.getQuery().getType().getDimSize(2);
@@ -178,13 +178,22 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   };
   plan.qkFirst = QkFirstTiles{
       /*queryTile=*/known(queryRows)
-          ? ::attn::cost::qkQueryTileFor(qkTile, queryRows)
+          ? ::attn::cost::queryTileFor(qkTile, queryRows)
           : qkTile,
       /*keyTile=*/
-          known(keyRows) ? ::attn::cost::qkKeyTileFor(qkTile, keyRows) : qkTile,
+          known(keyRows) ? ::attn::cost::keyTileFor(qkTile, keyRows) : qkTile,
       staticTiles};
-  plan.kvFirst = KvFirstTiles{/*queryTile=*/defaultTile,
-                              /*keyTile=*/defaultTile, staticTiles};
+  // kv-first's passes shrink the same way: whole 64-row tiles made N = 32
+  // take as long as N = 64 (52 against 55 us, relu D = 64), which the cost
+  // model, counting real rows, did not see.
+  plan.kvFirst = KvFirstTiles{
+      /*queryTile=*/known(queryRows)
+          ? ::attn::cost::queryTileFor(defaultTile, queryRows)
+          : defaultTile,
+      /*keyTile=*/
+      known(keyRows) ? ::attn::cost::keyTileFor(defaultTile, keyRows)
+                     : defaultTile,
+      staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
   plan.recurrent = RecurrentTiles{

@@ -45,3 +45,21 @@ func.func @short_keys(%q: tensor<1x2x100x4xf32>, %k: tensor<1x2x20x4xf32>, %v: t
   %0 = attn.term kernel elu1 (%q, %k, %v) order qk_first : tensor<1x2x100x4xf32>, tensor<1x2x20x4xf32>, tensor<1x2x20x4xf32> -> tensor<1x2x100x4xf32>
   return %0 : tensor<1x2x100x4xf32>
 }
+
+// -----
+
+// kv-first's passes shrink the same way (whole 64-row tiles made N = 32 as
+// slow as N = 64). M = 20 keys: one 24-key state tile,
+// S = phi(K_t)^T V_t (24 x 4 against 24 x 4 into 4 x 4), z = colSum(phi(K_t));
+// N = 45 queries: one 48-row query tile, num = phi(Q_t) S (48 x 4 times
+// 4 x 4), den = phi(Q_t) z; the 45 real rows are normalized and stored.
+// CHECK-LABEL: func.func @kv_first_short(
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<24x4xf32>, tensor<24x4xf32>) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<24x4xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<48x4xf32>, tensor<4x4xf32>) outs(%{{.*}} : tensor<48x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<48x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<48xf32>)
+// CHECK-NOT:     tensor<64x4xf32>
+func.func @kv_first_short(%q: tensor<1x2x45x4xf32>, %k: tensor<1x2x20x4xf32>, %v: tensor<1x2x20x4xf32>) -> tensor<1x2x45x4xf32> {
+  %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : tensor<1x2x45x4xf32>, tensor<1x2x20x4xf32>, tensor<1x2x20x4xf32> -> tensor<1x2x45x4xf32>
+  return %0 : tensor<1x2x45x4xf32>
+}
