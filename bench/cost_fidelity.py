@@ -215,6 +215,17 @@ def bisect_crossover(runner, group, low, high, kv_name, steps):
     return high
 
 
+# Orders within this factor of each other at the two largest N of a group
+# do not cross there: see main().
+PARALLEL_BAND = 1.05
+
+
+def kv_over_qk(row):
+    """The best kv-first strategy's time over qk-first's at a sweep point."""
+    kv = min(t for name, t in row["times"].items() if name != "qk")
+    return kv / row["times"]["qk"]
+
+
 def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) \
         if values else float("nan")
@@ -360,8 +371,7 @@ def main():
         measured = None
         previous = None
         for r in rows:
-            kv = min(t for name, t in r["times"].items() if name != "qk")
-            gap = math.log(kv / r["times"]["qk"])
+            gap = math.log(kv_over_qk(r))
             n = r["point"][2]
             if gap < 0 and measured is None:
                 if previous is None:
@@ -375,6 +385,16 @@ def main():
                 measured = None
             previous = (n, gap)
         entry = {"group": key, "measured": measured}
+        # Two orders whose times stay within PARALLEL_BAND of each other over
+        # the group's last two octaves are parallel lines (equal FLOPs per
+        # row, as Linformer's with k = D): where a difference of a few
+        # percent changes sign is noise, not a crossover, so it is shown
+        # but not scored.
+        last = [kv_over_qk(r) for r in rows[-2:]]
+        if len(last) == 2 and all(abs(math.log(x)) <= math.log(PARALLEL_BAND)
+                                  for x in last):
+            entry["parallel"] = last
+            measured = None
         if isinstance(measured, int) and args.bisect > 0:
             # The octave the interpolation fell in, narrowed by timing.
             entry["interpolated"] = measured
@@ -389,7 +409,9 @@ def main():
             entry["measured"] = measured
         for label in ("before", "after"):
             entry[label] = rows[-1][label]["crossover_n"]
-            if isinstance(measured, int) and entry[label]:
+            if "parallel" in entry:
+                pass
+            elif isinstance(measured, int) and entry[label]:
                 entry[label + "_error"] = entry[label] / measured - 1
             elif isinstance(measured, str) and entry[label]:
                 # Below the group's sweep (Linformer's starts above k):
@@ -412,16 +434,24 @@ def main():
                                       if error is not None else "")
     for entry in crossovers:
         variant, causal, d, k = entry["group"]
+        measured = entry["measured"] or "none"
+        if "parallel" in entry:
+            measured = "parallel (kv/qk %s)" % " / ".join(
+                "%.3f" % x for x in entry["parallel"])
         emit("| %s | %s | %d | %s | %s | %s | %s |" % (
             variant + (" (Linformer k=%d)" % k if k else ""),
-            "causal" if causal else "none", d, entry["measured"] or "none",
+            "causal" if causal else "none", d, measured,
             entry.get("interpolated", "-"),
             predicted(entry, "before"), predicted(entry, "after")))
     for label in ("before", "after"):
         errors = [abs(e[label + "_error"]) for e in crossovers
                   if label + "_error" in e]
-        emit("%s: %d of %d measured crossovers within 25%%" % (
-            label, sum(1 for e in errors if e <= 0.25), len(errors)))
+        parallel = sum(1 for e in crossovers if "parallel" in e)
+        emit("%s: %d of %d measured crossovers within 25%%%s" % (
+            label, sum(1 for e in errors if e <= 0.25), len(errors),
+            "; %d group(s) parallel, not scored (both orders within %.2fx "
+            "over the last two octaves)" % (parallel, PARALLEL_BAND)
+            if parallel else ""))
     if args.output:
         with open(args.output, "w") as f:
             f.write("\n".join(table) + "\n")
