@@ -176,24 +176,19 @@ static TermPlan planTerm(TermOp op, MaskKind mask, int64_t defaultTile,
   auto known = [&](int64_t rows) {
     return !staticTiles && !ShapedType::isDynamic(rows);
   };
-  plan.qkFirst = QkFirstTiles{
-      /*queryTile=*/known(queryRows)
-          ? ::attn::cost::queryTileFor(qkTile, queryRows)
-          : qkTile,
-      /*keyTile=*/
-          known(keyRows) ? ::attn::cost::keyTileFor(qkTile, keyRows) : qkTile,
-      staticTiles};
+  // The rows and keys of a query × key tile of at most \p tile.
+  auto shrunk = [&](int64_t tile) {
+    return std::make_pair(
+        known(queryRows) ? ::attn::cost::queryTileFor(tile, queryRows) : tile,
+        known(keyRows) ? ::attn::cost::keyTileFor(tile, keyRows) : tile);
+  };
+  auto [qkRows, qkKeys] = shrunk(qkTile);
+  plan.qkFirst = QkFirstTiles{qkRows, qkKeys, staticTiles};
   // kv-first's passes shrink the same way: whole 64-row tiles made N = 32
   // take as long as N = 64 (52 against 55 us, relu D = 64), which the cost
   // model, counting real rows, did not see.
-  plan.kvFirst = KvFirstTiles{
-      /*queryTile=*/known(queryRows)
-          ? ::attn::cost::queryTileFor(defaultTile, queryRows)
-          : defaultTile,
-      /*keyTile=*/
-      known(keyRows) ? ::attn::cost::keyTileFor(defaultTile, keyRows)
-                     : defaultTile,
-      staticTiles};
+  auto [kvRows, kvKeys] = shrunk(defaultTile);
+  plan.kvFirst = KvFirstTiles{kvRows, kvKeys, staticTiles};
   plan.chunked = planChunks(mask, op.getMaskBlock(), chunk, defaultTile);
   plan.chunked.staticTiles = staticTiles;
   plan.recurrent = RecurrentTiles{
