@@ -10,8 +10,8 @@ with a calibration, in the same run) against the fastest one measured.
 
 Per point it reports the chosen strategy's time over the best measured one;
 overall the geomean of those ratios, the share within 1.10x, and the
-predicted against the measured crossover N (the smallest N from which the
-best kv-first strategy beats qk-first). See bench/README.md.
+predicted against the measured crossover N (where a switch from qk-first to
+the best kv-first strategy loses the least time). See bench/README.md.
 """
 
 import argparse
@@ -180,39 +180,53 @@ def measure_point(runner, point, targets):
     return times, chosen
 
 
-def bisect_crossover(runner, group, low, high, kv_name, steps):
-    """The measured crossover between sweep points \p low (qk-first wins)
-    and \p high (kv-first wins), narrowed by timing both orders at the
-    geometric middle \p steps times: the smallest N where kv-first was
-    seen to win. An interpolation between octaves says where the two
-    curves would cross if they were straight in log N; both orders' times
-    step at tile boundaries, so only a measurement at the N between can
-    say where they do cross."""
+def switch_loss_index(log_ratios):
+    """The index j that loses the least, summed over the samples, choosing
+    qk-first at samples i < j (a loss where log(kv / qk) < 0) and kv-first
+    from j on (a loss where it is > 0): the rule of the model's run-time
+    switch (lib/Analysis/CostModel.cpp, switchLength). The first such j."""
+    loss = sum(max(0.0, r) for r in log_ratios)
+    best, best_loss = 0, loss
+    for j in range(1, len(log_ratios)):
+        r = log_ratios[j - 1]
+        loss += max(0.0, -r) - max(0.0, r)
+        if loss < best_loss:
+            best, best_loss = j, loss
+    return best
+
+
+def measured_switch(runner, group, last_loss, kv_name, samples):
+    """The measured crossover of a group whose last sweep N where qk-first
+    wins is \p last_loss (P): both orders timed at \p samples N evenly
+    spaced over (P/2, 2P], and the N from which switching to kv-first loses
+    the least measured time (switch_loss_index), as the model picks its
+    run-time switch from its predictions over the same N range. Around P
+    the orders can alternate, since both step at tile boundaries: cosFormer
+    causal, D = 64, kv-first wins at N = 65-112, qk-first at 120-128 and
+    kv-first again from 129; the first N where kv-first wins above P (what
+    a bisection finds) is one of several crossings."""
     variant, causal, d, k = group
     heads = runner.args.heads
-    for _ in range(steps):
-        if high - low <= 1:
-            break
-        mid = int(round(math.sqrt(low * high)))
-        mid = min(max(mid, low + 1), high - 1)
+    first = last_loss // 2
+    step = max(1, (2 * last_loss - first) // samples)
+    ns = list(range(2 * last_loss, first, -step))[::-1]
+    log_ratios = []
+    for n in ns:
         chunk = None
         if kv_name.startswith("kv/c"):
-            chunk = min(int(kv_name[len("kv/c"):]), mid)
+            chunk = min(int(kv_name[len("kv/c"):]), n)
         specs = {
-            "qk": spec_text(variant, causal, mid, d, heads, k, "qk_first",
+            "qk": spec_text(variant, causal, n, d, heads, k, "qk_first",
                             None),
-            "kv": spec_text(variant, causal, mid, d, heads, k, "kv_first",
+            "kv": spec_text(variant, causal, n, d, heads, k, "kv_first",
                             chunk),
         }
         times = fastest_times(runner, specs)
-        sys.stderr.write("# bisect %s%s N = %d: qk %.1f us, %s %.1f us\n" % (
-            variant, " causal" if causal else "", mid, times["qk"] * 1e6,
-            kv_name, times["kv"] * 1e6))
-        if times["kv"] < times["qk"]:
-            high = mid
-        else:
-            low = mid
-    return high
+        sys.stderr.write("# switch %s%s D = %d N = %d: qk %.1f us, %s %.1f us\n"
+                         % (variant, " causal" if causal else "", d, n,
+                            times["qk"] * 1e6, kv_name, times["kv"] * 1e6))
+        log_ratios.append(math.log(times["kv"] / times["qk"]))
+    return ns[switch_loss_index(log_ratios)]
 
 
 # Orders within this factor of each other at the two largest N of a group
@@ -258,10 +272,11 @@ def main():
                         help="times each strategy is run, interleaved")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=600)
-    parser.add_argument("--bisect", type=int, default=4,
-                        help="narrow each measured crossover by timing both "
-                        "orders at this many N between the sweep's octaves "
-                        "(0: interpolate only)")
+    parser.add_argument("--samples", type=int, default=24,
+                        help="find each measured crossover by timing both "
+                        "orders at this many N around it (the octaves "
+                        "either side of the last sweep N where qk-first "
+                        "wins; 0: interpolate only)")
     parser.add_argument("--json", help="write every measurement here")
     parser.add_argument("--output", help="write the markdown table here")
     parser.add_argument("--plot-dir",
@@ -395,17 +410,16 @@ def main():
                                   for x in last):
             entry["parallel"] = last
             measured = None
-        if isinstance(measured, int) and args.bisect > 0:
-            # The octave the interpolation fell in, narrowed by timing.
+        if isinstance(measured, int) and args.samples > 0:
+            # Around the octave the interpolation fell in, by timing.
             entry["interpolated"] = measured
             upper = next(r for r in rows if r["point"][2] >= measured)
             lower = max((r for r in rows if r["point"][2] < upper["point"][2]),
                         key=lambda r: r["point"][2])
             kv_name = min((name for name in upper["times"] if name != "qk"),
                           key=upper["times"].get)
-            measured = bisect_crossover(runner, key, lower["point"][2],
-                                        upper["point"][2], kv_name,
-                                        args.bisect)
+            measured = measured_switch(runner, key, lower["point"][2],
+                                       kv_name, args.samples)
             entry["measured"] = measured
         for label in ("before", "after"):
             entry[label] = rows[-1][label]["crossover_n"]

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 using namespace attn;
 using namespace attn::cost;
@@ -929,13 +930,16 @@ static Strategy bestKvFirst(const TermShape &shape, const Target &target) {
   return estimateKvFirst(shape, target, chunk);
 }
 
-/// The N from which \p kvWins keeps holding: fixed costs can make kv-first
-/// win at a few rows, lose in between and win again. Finds the last power
-/// of two where it loses, then bisects above it; std::nullopt if it still
-/// loses at 2^30.
-template <typename Wins>
-static std::optional<int64_t> keepsWinningFrom(Wins kvWins) {
+// Examples of the alternation switchLength handles (Sapphire Rapids, calibrated):
+// FAVOR+ causal, D = 64: kv-first wins from N = 129 except at 192, where
+// qk-first's three tiles are whole; elu1, D = 64: it wins at most N from 52
+// on but loses at 64, qk-first's one whole tile; cosFormer causal, D = 64:
+// it wins at 65-112, loses at 120-128, wins from 129. Below P/2, fixed
+// costs can make kv-first win at a few rows; those are not switched to.
+std::optional<int64_t>
+cost::switchLength(const std::function<double(int64_t)> &kvOverQk) {
   const int64_t limit = int64_t(1) << 30;
+  auto kvWins = [&](int64_t n) { return kvOverQk(n) < 1.0; };
   int64_t lastLoss = 0;
   for (int64_t n = 1; n <= limit; n *= 2)
     if (!kvWins(n))
@@ -944,7 +948,40 @@ static std::optional<int64_t> keepsWinningFrom(Wins kvWins) {
     return std::nullopt;
   if (lastLoss == 0)
     return 1;
-  int64_t low = lastLoss, high = 2 * lastLoss; // loses at low, wins at high
+  const int64_t first = lastLoss / 2;
+  const int64_t step = std::max<int64_t>(1, lastLoss / 128);
+  std::vector<int64_t> ns;
+  std::vector<double> logRatio;
+  auto sample = [&](int64_t n) {
+    double ratio = kvOverQk(n);
+    double r = std::log(ratio);
+    // An infinite or undefined time: a loss (or a win) larger than any.
+    if (!std::isfinite(r))
+      r = ratio < 1.0 ? -64.0 : 64.0;
+    ns.push_back(n);
+    logRatio.push_back(r);
+  };
+  for (int64_t n = first + step; n <= 2 * lastLoss; n += step)
+    sample(n);
+  if (ns.back() != 2 * lastLoss)
+    sample(2 * lastLoss);
+  // loss(j): qk-first at ns[i < j] where kv-first is faster, kv-first at
+  // ns[i >= j] where it is slower. Start with the switch at ns[0].
+  double loss = 0;
+  for (double r : logRatio)
+    loss += std::max(0.0, r);
+  double bestLoss = loss;
+  size_t best = 0;
+  for (size_t j = 1; j < ns.size(); ++j) {
+    loss += std::max(0.0, -logRatio[j - 1]) - std::max(0.0, logRatio[j - 1]);
+    if (loss < bestLoss) {
+      bestLoss = loss;
+      best = j;
+    }
+  }
+  // Between samples (a long octave) the crossing itself, bisected: kv-first
+  // loses at low and wins at high.
+  int64_t low = best == 0 ? first : ns[best - 1], high = ns[best];
   while (high - low > 1) {
     int64_t mid = low + (high - low) / 2;
     if (kvWins(mid))
@@ -960,12 +997,12 @@ std::optional<int64_t> cost::crossoverLength(const TermShape &shape,
                                              bool keysFollowQueries) {
   if (!shape.hasProductForm())
     return std::nullopt;
-  return keepsWinningFrom([&](int64_t n) {
+  return switchLength([&](int64_t n) {
     TermShape resized = shape;
     resized.queries = n;
     if (keysFollowQueries)
       resized.keys = n;
-    return bestKvFirst(resized, target).seconds <
+    return bestKvFirst(resized, target).seconds /
            estimateQkFirst(resized, target).seconds;
   });
 }
@@ -974,10 +1011,10 @@ std::optional<int64_t> cost::recurrentCrossoverLength(const TermShape &shape,
                                                       const Target &target) {
   if (!shape.hasRecurrentForm())
     return std::nullopt;
-  return keepsWinningFrom([&](int64_t n) {
+  return switchLength([&](int64_t n) {
     TermShape resized = shape;
     resized.queries = resized.keys = n;
-    return bestKvFirst(resized, target).seconds <
+    return bestKvFirst(resized, target).seconds /
            estimateRecurrent(resized, target).seconds;
   });
 }
@@ -1050,10 +1087,15 @@ TermCost cost::analyzeTerm(const TermShape &shape, const Target &target) {
   if (shape.state)
     reason << "; the state rules out qk-first";
   else if (result.crossoverN) {
+    bool above = shape.queries >= *result.crossoverN;
     reason << "; kv-first beats qk-first from N = " << *result.crossoverN
            << ", and N = " << shape.queries << " is "
-           << (shape.queries >= *result.crossoverN ? "above" : "below")
-           << " it";
+           << (above ? "above" : "below") << " it";
+    // Around the switch the orders can alternate (switchLength).
+    if (winner.order != Order::Recurrent &&
+        above == (winner.order == Order::QkFirst))
+      reason << ", though at this N " << toString(winner.order)
+             << " is the faster";
   } else {
     reason << "; kv-first never beats qk-first at these widths";
   }

@@ -14,6 +14,7 @@
 #include "attn/Reference/Reference.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -283,11 +284,12 @@ struct TermCost {
   std::vector<Strategy> strategies; ///< Every legal strategy (best chunk).
   Strategy chosen;
   std::string reason;
-  /// Smallest N (= M for self-attention shapes) at which kv-first wins;
-  /// std::nullopt when it never does (or the term has no product form).
+  /// The N (= M for self-attention shapes) from which a run-time switch
+  /// picks kv-first (crossoverLength); std::nullopt when kv-first never
+  /// wins (or the term has no product form).
   std::optional<int64_t> crossoverN;
-  /// Causal kernel terms: the N from which (chunked) kv-first keeps beating
-  /// the recurrent order; std::nullopt when it never does or the term has
+  /// Causal kernel terms: the same switch from the recurrent order to
+  /// (chunked) kv-first (recurrentCrossoverLength); std::nullopt when it never does or the term has
   /// no recurrent form.
   std::optional<int64_t> recurrentCrossoverN;
 };
@@ -348,14 +350,26 @@ std::optional<int64_t> chooseChunk(const TermShape &shape, const Target &target,
 /// All legal strategies, the choice and the crossover.
 TermCost analyzeTerm(const TermShape &shape, const Target &target);
 
-/// The N from which kv-first keeps beating qk-first when N varies (and M
-/// with it when \p keysFollowQueries, as for self-attention), all other
-/// sizes fixed: above the last power of two where it loses, bisected;
-/// std::nullopt if it still loses at 2^30. (Fixed costs can make kv-first
-/// win at a few rows, lose in between and win again.)
+/// Where a run-time switch from qk-first to kv-first goes when N varies
+/// (and M with it when \p keysFollowQueries, as for self-attention), all
+/// other sizes fixed: switchLength of kv-first's predicted time over
+/// qk-first's; std::nullopt if kv-first still loses at 2^30.
 std::optional<int64_t> crossoverLength(const TermShape &shape,
                                        const Target &target,
                                        bool keysFollowQueries);
+/// The length from which a run-time switch picks kv-first, given
+/// \p kvOverOther(n), kv-first's time over the other order's at length n.
+/// Above the last power of two P where kv-first loses (ratio >= 1) it wins
+/// at every power of two, but around P the orders can alternate, as
+/// padded tiles step at tile multiples. The switch is the n in (P/2, 2P]
+/// that loses the least, summed as log ratios over those n (each one, or
+/// 192 evenly spaced for a large P) for the other order below it and
+/// kv-first from it on: an n where kv-first wins and lost just below, the
+/// crossing itself where the orders do not alternate. 1 if kv-first wins at
+/// every power of two, std::nullopt if it still loses at 2^30.
+std::optional<int64_t>
+switchLength(const std::function<double(int64_t)> &kvOverOther);
+
 /// The same for kv-first against the recurrent order (causal kernel terms).
 std::optional<int64_t> recurrentCrossoverLength(const TermShape &shape,
                                                 const Target &target);

@@ -756,6 +756,51 @@ TEST(Crossover, CausalAndCosFormerAndFavor) {
   expectCrossover(cos, cpu, *crossover);
 }
 
+// switchLength on ratios kv-first / other made up to have one crossing or
+// the alternations padded tiles make.
+TEST(Crossover, SwitchAtTheOneCrossing) {
+  auto at = [](int64_t from) {
+    return [from](int64_t n) { return n < from ? 1.2 : 0.8; };
+  };
+  EXPECT_EQ(switchLength(at(100)), 100);
+  EXPECT_EQ(switchLength(at(65)), 65);
+  // Beyond 128 evenly spaced samples an octave: the crossing is bisected.
+  EXPECT_EQ(switchLength(at(3000001)), 3000001);
+  EXPECT_EQ(switchLength(at(1)), 1);
+  EXPECT_FALSE(switchLength([](int64_t) { return 1.5; }).has_value());
+}
+
+TEST(Crossover, SwitchLosesTheLeastWhereOrdersAlternate) {
+  // kv-first wins from 129 but for a few percent at 192 (whole tiles of
+  // the other order): a switch at 193 would lose 15% at every N between.
+  EXPECT_EQ(switchLength([](int64_t n) {
+              return n <= 128 ? 1.2 : n == 192 ? 1.04 : 0.85;
+            }),
+            129);
+  // It wins from 52 on but loses at 64, the last power of two where it
+  // loses: the switch goes below it.
+  EXPECT_EQ(switchLength([](int64_t n) {
+              return n == 64 ? 1.02 : n >= 52 ? 0.9 : 1.1;
+            }),
+            52);
+  // A long stretch of large wins (65-112) before a short one of small
+  // losses (113-128): switching at 65 loses the least.
+  EXPECT_EQ(switchLength([](int64_t n) {
+              return n <= 64 ? 1.3 : n <= 112 ? 0.7 : n <= 128 ? 1.05 : 0.7;
+            }),
+            65);
+  // The other way round, losses outweigh: the switch waits for 129.
+  EXPECT_EQ(switchLength([](int64_t n) {
+              return n <= 64 ? 1.3 : n <= 70 ? 0.98 : n <= 128 ? 1.3 : 0.7;
+            }),
+            129);
+  // An infinite time (a shape a strategy cannot run) is the largest loss.
+  EXPECT_EQ(switchLength([](int64_t n) {
+              return n <= 64 ? INFINITY : n <= 100 ? 0.0 : 0.5;
+            }),
+            65);
+}
+
 TEST(Crossover, MonotoneInWidth) {
   Target cpu = cpuTarget();
   int64_t elu1 = *crossoverLength(selfAttention(FeatureMap::Elu1, 1), cpu,
