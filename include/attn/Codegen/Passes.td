@@ -213,21 +213,24 @@ def AttnTileAndVectorize : Pass<"attn-tile-and-vectorize", "::mlir::func::FuncOp
     static loop ranges (two parallel loops and one reduction: the per-tile
     products) are tiled to `rows`×`cols` register tiles, and a reduction
     longer than `reduction-tile` into a rolled loop of steps (the largest
-    power of two up to it that divides the reduction; by default as many as
-    the registers the accumulators leave hold the right operands of, at
-    most 4: CpuTarget::reductionSteps); each tile or step is
+    power of two up to it that divides the reduction; by default 4:
+    CpuTarget::reductionSteps); each tile or step is
     vectorized to one vector.contract, which lowers to outer-product FMAs
     held in registers. Code size and compile time then do not grow with the
     tile (a key tile of 1000 is 250 steps of 4, not 1000 unrolled outer
     products).
 
     The register tile comes from the CPU description of `cpu` and
-    `cpu-features` (attn/Codegen/CPU/CpuTarget.h): the largest tile whose
+    `cpu-features` (attn/Codegen/CPU/CpuTarget.h): the tile whose
     accumulators, right-operand vectors and broadcast fit in its vector
-    registers (4×16 with AVX2's 16 registers of 8 floats, 8×32 with
+    registers and whose FMAs outlast its loads and the FMA latency by a
+    margin (6×16 with AVX2's 16 registers of 8 floats, 8×32 with
     AVX-512's 32 of 16). `rows`/`cols` override it. Contractions are
     C += A B and C += A^T B (kv-first's state phi(K)^T V, read without a
-    transpose).
+    transpose; its tiles' rows are a power of two, 4×16 on AVX2, since a
+    tile reads A's rows as one vector). Rows that are not a whole number of
+    register tiles (64 rows in 6-row tiles) are split off and computed as
+    one shorter tile (ten 6-row tiles, then one of 4).
 
     Two more kinds of static op get the register tile: elementwise maps
     computing exp, sin or cos (a register tile's worth of elements per step,

@@ -7,49 +7,81 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <mutex>
 
 using namespace mlir::attn;
 
-RegisterTile CpuTarget::registerTile() const {
-  RegisterTile best;
-  int64_t bestAccumulators = 0, bestColVectors = 0;
-  for (int64_t rows = 1; rows <= 32; rows *= 2) {
+RegisterTile CpuTarget::registerTile(bool powerOfTwoRows) const {
+  // Per reduction step a rows x colVectors tile issues rows·colVectors FMAs
+  // (two pipes), loads rows broadcasts and colVectors right-operand vectors
+  // (two load ports), and waits for each accumulator's previous FMA (about
+  // 4 cycles). Its slack is how far the FMAs outlast the loads and that
+  // latency: at 1 (4x16 on AVX2) any delay stalls the pipes, and AVX2's 4x16
+  // ran at 83-86% of the FMA peak where 6x16 (slack 1.5) ran at 93-100%;
+  // on AVX-512, 8x32 (1.6), 12x32 (1.7) and 14x32 (1.75) were within 5%.
+  constexpr double kFmaPipes = 2, kLoadPorts = 2, kFmaLatency = 4;
+  constexpr double kEnoughSlack = 1.5;
+  struct Candidate {
+    int64_t rows = 1, colVectors = 1;
+    double efficiency = 0, slack = 0;
+  };
+  auto rate = [&](int64_t rows, int64_t colVectors) {
+    double fmaCycles = double(rows * colVectors) / kFmaPipes;
+    double loadCycles = double(rows + colVectors) / kLoadPorts;
+    double bound = std::max(loadCycles, kFmaLatency);
+    return Candidate{rows, colVectors, fmaCycles / std::max(fmaCycles, bound),
+                     fmaCycles / bound};
+  };
+  // Better: (1) more of the FMA pipes busy; (2) enough slack; (3) rows a
+  // power of two, which divide convert-attn-to-linalg's tiles (other rows
+  // leave a remainder that attn-tile-and-vectorize peels); (4) two
+  // right-operand vectors per broadcast; (5) the fewer accumulators.
+  auto better = [&](const Candidate &a, const Candidate &b) {
+    if (std::abs(a.efficiency - b.efficiency) > 1e-9)
+      return a.efficiency > b.efficiency;
+    bool aEnough = a.slack >= kEnoughSlack, bEnough = b.slack >= kEnoughSlack;
+    if (aEnough != bEnough)
+      return aEnough;
+    if (!aEnough && std::abs(a.slack - b.slack) > 1e-9)
+      return a.slack > b.slack;
+    bool aPow2 = llvm::isPowerOf2_64(a.rows),
+         bPow2 = llvm::isPowerOf2_64(b.rows);
+    if (aPow2 != bPow2)
+      return aPow2;
+    int64_t aWidth = std::abs(a.colVectors - 2),
+            bWidth = std::abs(b.colVectors - 2);
+    if (aWidth != bWidth)
+      return aWidth < bWidth;
+    return a.rows * a.colVectors < b.rows * b.colVectors;
+  };
+  std::optional<Candidate> best;
+  for (int64_t rows = 1; rows <= 16; ++rows) {
+    if (powerOfTwoRows && !llvm::isPowerOf2_64(rows))
+      continue;
     for (int64_t colVectors = 1; colVectors <= 8; colVectors *= 2) {
-      int64_t accumulators = rows * colVectors;
-      if (accumulators + colVectors + 1 > int64_t(vectorRegisters))
+      // The accumulators, the right operand's vectors and one broadcast.
+      if (rows * colVectors + colVectors + 1 > int64_t(vectorRegisters))
         continue;
-      // Most accumulators (they hide the FMA latency); among equals, two
-      // right-operand vectors per broadcast: the shape measured fastest on
-      // both AVX2 (4x16) and AVX-512 (8x32).
-      bool better = accumulators > bestAccumulators ||
-                    (accumulators == bestAccumulators &&
-                     std::abs(colVectors - 2) < std::abs(bestColVectors - 2));
-      if (better) {
-        best = {rows, colVectors * lanes()};
-        bestAccumulators = accumulators;
-        bestColVectors = colVectors;
-      }
+      Candidate candidate = rate(rows, colVectors);
+      if (!best || better(candidate, *best))
+        best = candidate;
     }
   }
-  return best;
+  if (!best)
+    return {1, lanes()};
+  return {best->rows, best->colVectors * lanes()};
 }
 
-int64_t CpuTarget::reductionSteps(const RegisterTile &tile) const {
-  int64_t colVectors = std::max<int64_t>(1, tile.cols / lanes());
-  int64_t accumulators = tile.rows * colVectors;
-  int64_t steps = 4;
-  while (steps > 1 &&
-         accumulators + colVectors * steps > int64_t(vectorRegisters))
-    steps /= 2;
-  return steps;
-}
+int64_t CpuTarget::reductionSteps(const RegisterTile &) const { return 4; }
 
 /// Size in bytes of the host's data cache at \p level, or std::nullopt.
 static std::optional<int64_t> hostCacheBytes(unsigned level) {

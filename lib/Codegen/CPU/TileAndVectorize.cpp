@@ -15,6 +15,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace mlir {
@@ -103,6 +104,28 @@ int64_t dividingTile(int64_t size, int64_t preferred) {
   return 1;
 }
 
+/// The largest divisor of \p size that is at most \p preferred.
+int64_t largestDivisorAtMost(int64_t size, int64_t preferred) {
+  for (int64_t tile = std::min(size, preferred); tile > 1; --tile)
+    if (size % tile == 0)
+      return tile;
+  return 1;
+}
+
+/// Replaces \p op by its vectorized form, if it vectorizes.
+void vectorizeOp(RewriterBase &rewriter, Operation *op) {
+  rewriter.setInsertionPoint(op);
+  // Contractions become one vector.contract of the register tile (not
+  // broadcasts and a multi-reduction).
+  FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+      rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (succeeded(result))
+    rewriter.replaceOp(op, result->replacements);
+}
+
 struct TileAndVectorizePass
     : public mlir::attn::impl::AttnTileAndVectorizeBase<TileAndVectorizePass> {
   using AttnTileAndVectorizeBase::AttnTileAndVectorizeBase;
@@ -117,6 +140,12 @@ struct TileAndVectorizePass
     }
     attn::RegisterTile tile = target->registerTile();
     int64_t tileRows = rows > 0 ? int64_t(rows) : tile.rows;
+    // A^T B's register tile reads A's rows k, columns i.. as one vector per
+    // step: rows that are not a power of two (AVX2's 6) make that an odd
+    // vector, assembled with shuffles and spilled (the kv-first state pass,
+    // D = 128 on AVX2: 4% slower than with 4x16 tiles).
+    int64_t transposedTileRows =
+        rows > 0 ? int64_t(rows) : target->registerTile(true).rows;
     int64_t tileCols = cols > 0 ? int64_t(cols) : tile.cols;
     int64_t steps = reductionTile >= 0
                         ? int64_t(reductionTile)
@@ -128,6 +157,33 @@ struct TileAndVectorizePass
       if (op.hasPureTensorSemantics())
         candidates.push_back(op);
     });
+    // Tiles \p op by \p sizes and vectorizes the tiles.
+    auto tileAndVectorize = [&](linalg::GenericOp op, ArrayRef<int64_t> sizes,
+                                TileProduct product) {
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        return;
+      rewriter.replaceOp(op, tiled->replacements);
+      for (Operation *tiledOp : tiled->tiledOps) {
+        // A named matmul vectorizes to a single vector.contract of the
+        // tile. (A^T B is left generic: its named form, a matmul with
+        // indexing maps, vectorizes to wrongly shaped vectors in MLIR 22.)
+        auto generic = dyn_cast<linalg::GenericOp>(tiledOp);
+        if (generic && product == TileProduct::AB) {
+          rewriter.setInsertionPoint(generic);
+          FailureOr<linalg::LinalgOp> named =
+              linalg::specializeGenericOp(rewriter, generic);
+          if (succeeded(named))
+            tiledOp = named->getOperation();
+        }
+        vectorizeOp(rewriter, tiledOp);
+      }
+    };
+
     for (linalg::GenericOp op : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // A 0-d op has nothing to tile (and no last loop to size).
@@ -142,74 +198,68 @@ struct TileAndVectorizePass
           break;
         }
 
-      // Tile sizes per kind of op; nothing else is tiled here.
-      SmallVector<int64_t> sizes;
       TileProduct product = classifyProduct(op);
       if (product != TileProduct::None) {
-        sizes = {dividingTile(ranges[0], tileRows),
-                 dividingTile(ranges[1], tileCols),
-                 steps > 0 && ranges[2] > steps ? dividingTile(ranges[2], steps)
-                                                : 0};
-      } else if (isColumnSum(op)) {
+        SmallVector<int64_t> sizes = {0, dividingTile(ranges[1], tileCols),
+                                      steps > 0 && ranges[2] > steps
+                                          ? dividingTile(ranges[2], steps)
+                                          : 0};
+        // Rows in whole register tiles, and the rows a register tile of
+        // rows that are not a power of two (AVX2's 6) leaves of the
+        // power-of-two tiles as one shorter register tile: a 64-row tile
+        // is ten 6-row tiles and one of 4, not 64 tiles of one row.
+        int64_t productRows =
+            product == TileProduct::ATB ? transposedTileRows : tileRows;
+        int64_t rows = ranges[0];
+        int64_t wholeRows = rows / productRows * productRows;
+        if (wholeRows == 0 || wholeRows == rows) {
+          sizes[0] = std::min(rows, productRows);
+          tileAndVectorize(op, sizes, product);
+          continue;
+        }
+        rewriter.setInsertionPoint(op);
+        auto [whole, rest] =
+            linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
+                            /*dimension=*/0, rewriter.getIndexAttr(wholeRows));
+        auto wholeOp = dyn_cast_or_null<linalg::GenericOp>(
+            whole ? whole.getOperation() : nullptr);
+        auto restOp = dyn_cast_or_null<linalg::GenericOp>(
+            rest ? rest.getOperation() : nullptr);
+        if (!wholeOp || !restOp)
+          continue;
+        sizes[0] = productRows;
+        tileAndVectorize(wholeOp, sizes, product);
+        sizes[0] = rows - wholeRows;
+        tileAndVectorize(restOp, sizes, product);
+        continue;
+      }
+
+      // Tile sizes per kind of op; nothing else is tiled here.
+      SmallVector<int64_t> sizes;
+      if (isColumnSum(op)) {
         // Columns of one register width at a time, all rows: the sums stay
         // in registers.
         sizes = {0, dividingTile(ranges[1], tileCols)};
       } else if (isTranscendentalMap(op)) {
         // exp and friends are long dependent chains: one vector of them per
         // loop iteration (what LLVM's loop vectorizer makes) is bound by
-        // latency. As many elements as a register tile give independent
-        // chains, in rows of one machine vector: LLVM then selects each op
-        // as is (wider rows it splits during type legalization, which is
-        // most of the compile time).
+        // latency. About as many elements as a register tile give
+        // independent chains, in rows of one machine vector: LLVM then
+        // selects each op as is (wider rows it splits during type
+        // legalization, which is most of the compile time).
         int64_t lanes = target->lanes();
         sizes.assign(ranges.size(), 1);
         sizes.back() = dividingTile(ranges.back(), lanes);
         if (ranges.size() >= 2)
-          sizes[ranges.size() - 2] =
-              dividingTile(ranges[ranges.size() - 2],
-                           tileRows * std::max<int64_t>(1, tileCols / lanes));
+          sizes[ranges.size() - 2] = largestDivisorAtMost(
+              ranges[ranges.size() - 2],
+              tileRows * std::max<int64_t>(1, tileCols / lanes));
       }
 
-      SmallVector<Operation *> toVectorize;
-      if (!sizes.empty()) {
-        scf::SCFTilingOptions options;
-        options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
-        rewriter.setInsertionPoint(op);
-        FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(op.getOperation()), options);
-        if (failed(tiled))
-          continue;
-        rewriter.replaceOp(op, tiled->replacements);
-        for (Operation *tiledOp : tiled->tiledOps) {
-          // A named matmul vectorizes to a single vector.contract of the
-          // tile. (A^T B is left generic: its named form, a matmul with
-          // indexing maps, vectorizes to wrongly shaped vectors in MLIR 22.)
-          auto generic = dyn_cast<linalg::GenericOp>(tiledOp);
-          if (generic && product == TileProduct::AB) {
-            rewriter.setInsertionPoint(generic);
-            FailureOr<linalg::LinalgOp> named =
-                linalg::specializeGenericOp(rewriter, generic);
-            if (succeeded(named))
-              tiledOp = named->getOperation();
-          }
-          toVectorize.push_back(tiledOp);
-        }
-      } else if (vectorizeAll && elements <= kMaxVectorElements) {
-        toVectorize.push_back(op);
-      }
-      for (Operation *target : toVectorize) {
-        rewriter.setInsertionPoint(target);
-        // Contractions become one vector.contract of the register tile
-        // (not broadcasts and a multi-reduction).
-        FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
-            rewriter, target, /*inputVectorSizes=*/{},
-            /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-            /*flatten1DDepthwiseConv=*/false,
-            /*assumeDynamicDimsMatchVecSizes=*/false,
-            /*createNamedContraction=*/true);
-        if (succeeded(result))
-          rewriter.replaceOp(target, result->replacements);
-      }
+      if (!sizes.empty())
+        tileAndVectorize(op, sizes, TileProduct::None);
+      else if (vectorizeAll && elements <= kMaxVectorElements)
+        vectorizeOp(rewriter, op);
     }
 
     // Fold the transfers the vectorizer leaves around tensor slices.

@@ -45,18 +45,20 @@ struct CpuTarget {
   /// f32 elements in one vector register.
   int64_t lanes() const { return vectorBits / 32; }
 
-  /// The largest rows×cols tile whose accumulators, right-operand vectors
-  /// and broadcast fit in the vector registers (powers of two, so that it
-  /// divides the power-of-two tiles of convert-attn-to-linalg).
-  RegisterTile registerTile() const;
+  /// The rows×cols tile whose outer products keep the FMA pipes busiest:
+  /// its accumulators, right-operand vectors and broadcast fit in the vector
+  /// registers, and its FMAs outlast its loads and the FMA latency by a
+  /// margin (6x16 on AVX2's 16 registers of 8 floats, 8x32 on AVX-512's 32
+  /// of 16). Rows need not be a power of two unless \p powerOfTwoRows (a
+  /// tile of A^T B reads its left operand's rows as one vector).
+  RegisterTile registerTile(bool powerOfTwoRows = false) const;
 
-  /// Reduction steps of a tile product unrolled into one loop iteration:
-  /// the most (a power of two, at most 4) whose right-operand vectors fit
-  /// in the registers \p tile's accumulators leave. With more, LLVM's
-  /// scheduler hoists every step's loads to the top of the block and spills
-  /// (measured: 16 steps of an 8x32 AVX-512 tile ran at 64% of the FMA peak
-  /// on a Sapphire Rapids core, 4 steps at 72%; on AVX2 4 steps are as fast
-  /// as 16 and compile to a quarter of the code).
+  /// Reduction steps of a tile product unrolled into one loop iteration: 4
+  /// on every CPU measured. With 16, LLVM's scheduler hoists every step's
+  /// loads to the top of the block and spills (an 8x32 AVX-512 tile: 64% of
+  /// the FMA peak on a Sapphire Rapids core, 72% with 4); 2 steps ran slower
+  /// than 4 on AVX2 (6x16: 58% against 95-98%; 4x16: 79% against 86%), and
+  /// 8 no faster.
   int64_t reductionSteps(const RegisterTile &tile) const;
 };
 
