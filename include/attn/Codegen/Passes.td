@@ -80,12 +80,13 @@ def AttnApproximateMath : Pass<"attn-approximate-math"> {
     into polynomial approximations (plain arith, f32-accurate to a few
     ulp). A libm call per element keeps LLVM from vectorizing the softmax
     and feature-map loops; the arithmetic form vectorizes. f32 exp, the
-    hot one (once per score of a softmax), is our own 21-op form (Cephes'
-    polynomial, range reduction by the 1.5 * 2^23 rounding trick, relative
-    error < 1e-7); the others are MLIR's. An f32 exp whose result would be
-    subnormal (x < ln(FLT_MIN), masked scores at −inf) gives 0: subnormal
-    arithmetic is ~100× slower on x86 without flush-to-zero, and those
-    values are below 1.2e-38 (2.4e-38 for the exp itself). In GPU kernels it
+    hot one (once per score of a softmax), is our own 14-op form (x clamped
+    to [−87.5, 89], range reduction by the 1.5 * 2^23 rounding trick, a
+    degree-6 polynomial, relative error < 1e-7); the others are MLIR's. An
+    f32 exp whose result would be subnormal (x < −86.99, masked scores at
+    −inf) gives 0: subnormal arithmetic is ~100× slower on x86 without
+    flush-to-zero, and those values are below 2.4e-38; above ln(FLT_MAX) it
+    gives +inf, and NaN stays NaN. In GPU kernels it
     replaces libdevice's `__nv_expf` and friends, so that the PTX needs no
     CUDA toolkit at compile time. Runs on any op (a function, a
     `gpu.module`).

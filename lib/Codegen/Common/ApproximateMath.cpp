@@ -143,16 +143,22 @@ struct ExpandMaxNumF : public OpRewritePattern<arith::MaxNumFOp> {
   }
 };
 
-/// exp(x) of f32 in 21 arithmetic ops (upstream's approximation takes ~30):
-/// k = round(x log2 e) by the 1.5 * 2^23 rounding trick, which also leaves
-/// k in the low bits of the sum (no float-to-int conversion);
-/// r = x - k ln 2 in two steps (|r| <= ln2/2); exp(r) by Cephes' expf
-/// polynomial, 1 + r + r^2 P(r) (max relative error 8.4e-8 against exp
-/// in double over [-86.9, 88.72]); scaled by 2^(k-1) times 2, so that
-/// k = 128 (x up to ln FLT_MAX) still has a normal scale. x > ln FLT_MAX
-/// gives +inf, NaN gives NaN. Below -86.99 (k = -126) the scale is 0: such
-/// results, < 2.4e-38, are 0, as the flush in flushSubnormalExp makes those
-/// below 1.2e-38 0 anyway.
+/// exp(x) of f32 in 14 arithmetic ops (upstream's approximation takes ~30):
+/// x clamped to [-87.5, 89] (NaN stays NaN: `x < lo ? lo : x`, one max
+/// instruction on x86); k = round(x log2 e) by the 1.5 * 2^23 rounding
+/// trick, which also leaves k in the low bits of the sum (no float-to-int
+/// conversion); r = x - k ln 2 in two steps (|r| <= ln2/2); 2 exp(r) by a
+/// degree-6 polynomial fitted to relative error (8.8e-8 in f32 arithmetic
+/// over |r| <= ln2/2); scaled by 2^(k-1), so that k = 128 (x up to
+/// ln FLT_MAX) still has a normal scale. The clamps give the edges for free:
+/// above ln FLT_MAX (x <= 89: k = 128) the product overflows to +inf, and
+/// below -86.99 (k = -126, down to x = -87.5) the scale's exponent field is
+/// 0, so the result is 0: results that would be subnormal, < 2.4e-38, are
+/// 0. Masked scores (-inf) and the far tail of a softmax row would
+/// otherwise produce subnormals, whose arithmetic costs ~100 cycles per
+/// operation on x86 without flush-to-zero. (The 21-op form before it tested
+/// overflow and flushed subnormals with two compares and two selects, and
+/// took 3 more ops for the polynomial: 1 + r + r^2 P(r) doubled.)
 struct ExpF32 : public OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op,
@@ -176,25 +182,29 @@ struct ExpF32 : public OpRewritePattern<math::ExpOp> {
     auto mul = [&](Value a, Value b) {
       return arith::MulFOp::create(rewriter, loc, a, b, contract).getResult();
     };
-    auto add = [&](Value a, Value b) {
-      return arith::AddFOp::create(rewriter, loc, a, b, contract).getResult();
-    };
     auto fma = [&](Value a, Value b, Value c) {
       return contractedFma(rewriter, loc, a, b, c);
     };
+    // `x pred bound ? bound : x`: false for a NaN x, which stays.
+    auto clamp = [&](arith::CmpFPredicate pred, Value x, float bound) {
+      Value limit = f(bound);
+      Value beyond = arith::CmpFOp::create(rewriter, loc, pred, x, limit);
+      return arith::SelectOp::create(rewriter, loc, beyond, limit, x)
+          .getResult();
+    };
 
-    Value x = op.getOperand();
+    Value x = clamp(arith::CmpFPredicate::OLT, op.getOperand(), -87.5f);
+    x = clamp(arith::CmpFPredicate::OGT, x, 89.0f);
     Value magic = f(12582912.0f); // 1.5 * 2^23
-    Value shifted = add(mul(x, f(1.44269504088896341f)), magic);
+    Value shifted = fma(x, f(1.44269504088896341f), magic);
     Value k = arith::SubFOp::create(rewriter, loc, shifted, magic);
     Value r = fma(k, f(-0.693359375f), x);
     r = fma(k, f(2.12194440e-4f), r);
-    Value p = f(1.9875691500e-4f);
-    for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
-                    1.6666665459e-1f, 5.0000001201e-1f})
-      p = fma(p, r, f(c));
-    Value q = fma(p, mul(r, r), r);
-    Value twiceExpR = fma(q, f(2.0f), f(2.0f));
+    // 2 exp(r) ~ sum_i c_i r^i, by Horner's rule.
+    Value twiceExpR = f(2.703364472836256e-3f);
+    for (float c : {1.674107275903225e-2f, 8.334671705961227e-2f,
+                    3.3332952857017517e-1f, 9.99999463558197e-1f, 2.0f, 2.0f})
+      twiceExpR = fma(twiceExpR, r, f(c));
     // The low bits of `shifted` are k: shifted left by 23 they are k's
     // exponent field; + 126 biases it to 2^(k-1).
     Value bits = arith::BitcastOp::create(rewriter, loc, intType, shifted);
@@ -202,46 +212,16 @@ struct ExpF32 : public OpRewritePattern<math::ExpOp> {
         rewriter, loc, arith::ShLIOp::create(rewriter, loc, bits, i(23)),
         i(126 << 23));
     Value scale = arith::BitcastOp::create(rewriter, loc, type, exponent);
-    Value result = mul(twiceExpR, scale);
-    Value overflow = arith::CmpFOp::create(
-        rewriter, loc, arith::CmpFPredicate::OGT, x, f(88.7228394f));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(
-        op, overflow, f(std::numeric_limits<float>::infinity()), result);
+    rewriter.replaceOp(op, mul(twiceExpR, scale));
     return success();
   }
 };
-
-/// Rewrites exp(x) of f32 as select(x < ln(FLT_MIN), 0, exp(x)): results
-/// that would be subnormal become 0. Masked scores (-inf) and the far tail
-/// of a softmax row otherwise produce subnormals, whose arithmetic costs
-/// ~100 cycles per operation on x86 without flush-to-zero; the values
-/// flushed are below 1.2e-38, nothing next to the row's largest weight 1.
-void flushSubnormalExp(OpBuilder &builder, math::ExpOp op) {
-  Type type = op.getType();
-  if (!isF32ScalarOrVector(type))
-    return;
-  Location loc = op.getLoc();
-  builder.setInsertionPointAfter(op);
-  Value threshold = f32Constant(builder, loc, type, -87.33654f);
-  // OLT: NaN stays NaN. A NaN score (a NaN in K) must make its row NaN, as
-  // in the reference; the lowering never forms -inf - (-inf) for a row
-  // with no visible key yet (onlineSoftmaxStep shifts such a row by 0, the
-  // split-key merge selects it away).
-  Value tiny = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
-                                     op.getOperand(), threshold);
-  Value zero = f32Constant(builder, loc, type, 0.0f);
-  auto flushed = arith::SelectOp::create(builder, loc, tiny, zero, op);
-  op.getResult().replaceAllUsesExcept(flushed, flushed);
-}
 
 struct ApproximateMathPass
     : public mlir::attn::impl::AttnApproximateMathBase<ApproximateMathPass> {
   using AttnApproximateMathBase::AttnApproximateMathBase;
 
   void runOnOperation() override {
-    OpBuilder builder(&getContext());
-    getOperation()->walk(
-        [&](math::ExpOp op) { flushSubnormalExp(builder, op); });
     RewritePatternSet patterns(&getContext());
     if (arithOnly)
       patterns.add<ExpandFma, ExpandFloor, ExpandAbsF, ExpandMaxNumF>(

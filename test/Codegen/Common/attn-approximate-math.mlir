@@ -33,46 +33,41 @@ func.func @g(%x: f32, %y: f32, %z: f32) -> (f32, f32, f32, f32) {
   return %0, %1, %2, %3 : f32, f32, f32, f32
 }
 
-// An exp whose result would be subnormal gives 0 (x < ln(FLT_MIN)):
-// subnormal arithmetic is ~100x slower on x86. NaN stays NaN (olt).
-// RUN: attn-opt %s --attn-approximate-math | FileCheck %s --check-prefix=FLUSH
-// FLUSH-LABEL: func.func @masked(
-// FLUSH-DAG:     %[[LIMIT:.+]] = arith.constant -87.3365{{[0-9]*}} : f32
-// FLUSH-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// FLUSH:         %[[TINY:.+]] = arith.cmpf olt, %arg0, %[[LIMIT]] : f32
-// FLUSH:         %[[R:.+]] = arith.select %[[TINY]], %[[ZERO]], %{{.+}} : f32
-// FLUSH:         return %[[R]]
-func.func @masked(%x: f32) -> f32 {
-  %0 = math.exp %x : f32
-  return %0 : f32
-}
-
-// f32 exp, the 21-op form: k = round(x log2 e) by adding and subtracting
-// 1.5 * 2^23 (no float-to-int conversion), r = x - k ln2 in two steps,
-// 2 exp(r) = 2 (1 + r + r^2 P(r)), scaled by 2^(k-1) (the sum's low bits
-// shifted into the exponent field, biased by 126), +inf above ln(FLT_MAX).
+// f32 exp, the 14-op form: x clamped to [-87.5, 89] by compares and
+// selects that keep a NaN (olt / ogt are false for it), so that the edges
+// need no test of their own: below -86.99 (k = -126) the scale's exponent
+// field is 0 and the result 0 (no subnormal: ~100x slower arithmetic on
+// x86), at 89 (k = 128) the product overflows to +inf. k = round(x log2 e)
+// by adding and subtracting 1.5 * 2^23 (no float-to-int conversion),
+// r = x - k ln2 in two steps, 2 exp(r) by a degree-6 polynomial in Horner
+// form (c_0 = c_1 = 2), scaled by 2^(k-1) (the sum's low bits shifted into
+// the exponent field, biased by 126).
 // RUN: attn-opt %s --attn-approximate-math | FileCheck %s --check-prefix=EXP
 // EXP-LABEL: func.func @exp_f32(
+// EXP-DAG:     %[[LO:.+]] = arith.constant dense<-8.750000e+01> : vector<8xf32>
+// EXP-DAG:     %[[HI:.+]] = arith.constant dense<8.900000e+01> : vector<8xf32>
 // EXP-DAG:     %[[LOG2E:.+]] = arith.constant dense<1.44269502> : vector<8xf32>
 // EXP-DAG:     %[[MAGIC:.+]] = arith.constant dense<0x4B400000> : vector<8xf32>
 // EXP-DAG:     %[[LN2HI:.+]] = arith.constant dense<-0.693359375> : vector<8xf32>
 // EXP-DAG:     %[[SHIFT:.+]] = arith.constant dense<23> : vector<8xi32>
 // EXP-DAG:     %[[BIAS:.+]] = arith.constant dense<1056964608> : vector<8xi32>
 // EXP-DAG:     %[[TWO:.+]] = arith.constant dense<2.000000e+00> : vector<8xf32>
-// EXP-DAG:     %[[MAX:.+]] = arith.constant dense<88.7228394> : vector<8xf32>
-// EXP:         %[[T:.+]] = arith.mulf %[[X:.+]], %[[LOG2E]] fastmath<contract>
+// EXP:         %[[BELOW:.+]] = arith.cmpf olt, %arg0, %[[LO]]
+// EXP:         %[[X1:.+]] = arith.select %[[BELOW]], %[[LO]], %arg0
+// EXP:         %[[ABOVE:.+]] = arith.cmpf ogt, %[[X1]], %[[HI]]
+// EXP:         %[[X:.+]] = arith.select %[[ABOVE]], %[[HI]], %[[X1]]
+// EXP:         %[[T:.+]] = arith.mulf %[[X]], %[[LOG2E]] fastmath<contract>
 // EXP:         %[[S:.+]] = arith.addf %[[T]], %[[MAGIC]] fastmath<contract>
 // EXP:         %[[K:.+]] = arith.subf %[[S]], %[[MAGIC]] : vector<8xf32>
 // EXP:         arith.mulf %[[K]], %[[LN2HI]] fastmath<contract>
-// EXP-COUNT-5: arith.addf {{.*}} fastmath<contract>
+// EXP-COUNT-7: arith.mulf {{.*}} fastmath<contract>
 // EXP:         %[[Y2:.+]] = arith.addf %{{.+}}, %[[TWO]] fastmath<contract>
 // EXP:         %[[BITS:.+]] = arith.bitcast %[[S]] : vector<8xf32> to vector<8xi32>
 // EXP:         %[[E:.+]] = arith.shli %[[BITS]], %[[SHIFT]]
 // EXP:         %[[EB:.+]] = arith.addi %[[E]], %[[BIAS]]
 // EXP:         %[[SCALE:.+]] = arith.bitcast %[[EB]] : vector<8xi32> to vector<8xf32>
 // EXP:         %[[Y:.+]] = arith.mulf %[[Y2]], %[[SCALE]] fastmath<contract>
-// EXP:         %[[OVER:.+]] = arith.cmpf ogt, %[[X]], %[[MAX]]
-// EXP:         arith.select %[[OVER]], %{{.+}}, %[[Y]]
+// EXP-NEXT:    return %[[Y]]
 func.func @exp_f32(%x: vector<8xf32>) -> vector<8xf32> {
   %0 = math.exp %x : vector<8xf32>
   return %0 : vector<8xf32>
