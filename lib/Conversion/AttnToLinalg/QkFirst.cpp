@@ -210,7 +210,7 @@ Value to_linalg::weightsOf(LinalgBuilder &inner, const TermOperands &term,
 void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                                   Value vTile, Value negInf, ValueRange iter,
                                   Value full, TileVisibility visible,
-                                  bool testFinite) {
+                                  bool testFinite, bool skipSettledRescale) {
   ImplicitLocOpBuilder &ib = inner.b;
   const bool scratch = iter.size() == 5;
   Value tileMax = inner.rowReduce(weights,
@@ -257,21 +257,58 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
         return math::ExpOp::create(gb, gl, shifted);
       });
   // target[r, ...] *= c[r]
-  auto scaleRows = [&](Value target, unsigned rank) {
+  auto scaleRows = [&](LinalgBuilder &builder, Value target, unsigned rank) {
     SmallVector<unsigned> all =
         rank == 1 ? SmallVector<unsigned>{0} : SmallVector<unsigned>{0, 1};
     SmallVector<IteratorType> iters(rank, kPar);
-    return inner.generic(
-        target, {correction}, {inner.map(rank, {0}), inner.map(rank, all)},
+    return builder.generic(
+        target, {correction}, {builder.map(rank, {0}), builder.map(rank, all)},
         iters, [](OpBuilder &gb, Location gl, ValueRange args) {
           return arith::MulFOp::create(gb, gl, args[1], args[0]).getResult();
         });
   };
-  // z = c z + rowSum(P); acc = c acc + P V
-  Value newSums = inner.rowReduce(probs, scaleRows(iter[1], 1), false);
+  // z = c z + rowSum(P)
+  Value newSums = inner.rowReduce(probs, scaleRows(inner, iter[1], 1), false);
+  Value scaledAcc = iter[2];
+  if (!skipSettledRescale) {
+    scaledAcc = scaleRows(inner, iter[2], 2);
+  } else {
+    // Once the rows' maxima settle (most key tiles after the first few),
+    // every c is 1: the pass over the tile x D accumulator that scales it is
+    // skipped (2% of softmax's time, D = 64). 1 where some c != 1 (une: a
+    // NaN c scales), into a 1-element tensor.
+    Value changed = inner.generic(
+        inner.filled({inner.index(1)}, 0.0), {correction},
+        {inner.map(2, {1}), inner.map(2, {0})}, {kPar, kRed},
+        [](OpBuilder &gb, Location gl, ValueRange args) {
+          Value one =
+              arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(1.0));
+          Value zero =
+              arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
+          Value differs = arith::CmpFOp::create(
+              gb, gl, arith::CmpFPredicate::UNE, args[0], one);
+          Value flag = arith::SelectOp::create(gb, gl, differs, one, zero);
+          return arith::MaximumFOp::create(gb, gl, args[1], flag).getResult();
+        });
+    Value anyScaled = arith::CmpFOp::create(
+        ib, arith::CmpFPredicate::OGT,
+        tensor::ExtractOp::create(ib, changed, ValueRange{inner.index(0)}),
+        inner.f32(0.0));
+    scaledAcc = scf::IfOp::create(
+                    ib, anyScaled,
+                    [&](OpBuilder &ob, Location loc) {
+                      ImplicitLocOpBuilder nb(loc, ob);
+                      LinalgBuilder branch(nb);
+                      scf::YieldOp::create(nb, scaleRows(branch, iter[2], 2));
+                    },
+                    [&](OpBuilder &ob, Location loc) {
+                      scf::YieldOp::create(ob, loc, iter[2]);
+                    })
+                    .getResult(0);
+  }
+  // acc = c acc + P V
   Value newAcc =
-      visibleProduct(inner, probs, vTile, scaleRows(iter[2], 2), full, visible,
-                     testFinite);
+      visibleProduct(inner, probs, vTile, scaledAcc, full, visible, testFinite);
   SmallVector<Value> yields = {newMax, newSums, newAcc};
   if (scratch)
     yields.append({probs, shift});
@@ -395,7 +432,8 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
             return;
           }
           onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter, full,
-                            visible, /*testFinite=*/!staticTiles);
+                            visible, /*testFinite=*/!staticTiles,
+                            /*skipSettledRescale=*/!staticTiles);
         });
     Value rowSums = loop.getResult(1);
     if (term.sinks) {

@@ -414,10 +414,13 @@ Value weightsOf(LinalgBuilder &inner, const TermOperands &term, Value scores,
 /// the last two are scratch tiles carried for the same reason: \p weights
 /// was computed in `scores`, and the tile maximum is reduced into `rowMax`;
 /// the step yields the probabilities and the row shifts (written over the
-/// tile maximum) in their places.
+/// tile maximum) in their places. With \p skipSettledRescale, acc is scaled
+/// only where some row's correction is not 1 (a branch on a value of the
+/// tile: the CPU form; the GPU mapping keeps such a branch on the host).
 void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                        Value vTile, Value negInf, ValueRange iter, Value full,
-                       TileVisibility visible, bool testFinite);
+                       TileVisibility visible, bool testFinite,
+                       bool skipSettledRescale = false);
 
 //===----------------------------------------------------------------------===//
 // Shared pieces of the strategies

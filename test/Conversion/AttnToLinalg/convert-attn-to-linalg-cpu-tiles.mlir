@@ -151,6 +151,18 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]]
 // TILES:             tensor.extract_slice %[[PANELS]]#0[0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
 // TILES:             %[[VT:.+]] = tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]
+// c acc only where some row's correction c differs from 1 (une: a NaN c
+// scales too); once the maxima settle every c is 1 and acc is used as is.
+// TILES:             %[[CHANGED:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<4xf32>) outs(%{{.+}} : tensor<1xf32>)
+// TILES:               arith.cmpf une
+// TILES:               arith.maximumf
+// TILES:             %[[ANYC:.+]] = tensor.extract %[[CHANGED]]
+// TILES:             %[[ANY:.+]] = arith.cmpf ogt, %[[ANYC]]
+// TILES:             scf.if %[[ANY]] -> (tensor<4x4xf32>) {
+// TILES:               linalg.generic
+// TILES:                 arith.mulf
+// TILES:             } else {
+// TILES:               scf.yield %{{.+}} : tensor<4x4xf32>
 // P V_t: plain where the tile is wholly visible (FULL) or sum(V_t * 0) = 0
 // (every V finite), else without the hidden pairs' terms
 // TILES:             %[[EXACT:.+]] = scf.if %{{.+}} -> (i1) {
