@@ -81,7 +81,7 @@ RegisterTile CpuTarget::registerTile(bool powerOfTwoRows) const {
   return {best->rows, best->colVectors * lanes()};
 }
 
-int64_t CpuTarget::reductionSteps(const RegisterTile &) const { return 4; }
+int64_t CpuTarget::reductionSteps() const { return 4; }
 
 /// Size in bytes of the host's data cache at \p level, or std::nullopt.
 static std::optional<int64_t> hostCacheBytes(unsigned level) {

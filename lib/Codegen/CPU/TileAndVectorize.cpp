@@ -147,9 +147,8 @@ struct TileAndVectorizePass
     int64_t transposedTileRows =
         rows > 0 ? int64_t(rows) : target->registerTile(true).rows;
     int64_t tileCols = cols > 0 ? int64_t(cols) : tile.cols;
-    int64_t steps = reductionTile >= 0
-                        ? int64_t(reductionTile)
-                        : target->reductionSteps({tileRows, tileCols});
+    int64_t steps =
+        reductionTile >= 0 ? int64_t(reductionTile) : target->reductionSteps();
 
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> candidates;

@@ -7,8 +7,6 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <limits>
-
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNAPPROXIMATEMATH

@@ -59,7 +59,7 @@ struct CpuTarget {
   /// the FMA peak on a Sapphire Rapids core, 72% with 4); 2 steps ran slower
   /// than 4 on AVX2 (6x16: 58% against 95-98%; 4x16: 79% against 86%), and
   /// 8 no faster.
-  int64_t reductionSteps(const RegisterTile &tile) const;
+  int64_t reductionSteps() const;
 };
 
 /// The CPU \p name (`native`, empty = native, or an LLVM CPU name of the
