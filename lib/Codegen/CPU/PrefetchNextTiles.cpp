@@ -59,16 +59,27 @@ EnclosingLoop enclosingLoop(Operation *op) {
   return {};
 }
 
-/// The subview a copy reads, if the copy reads one.
-memref::SubViewOp copiedSubview(Operation *op) {
-  Value source;
-  if (auto copy = dyn_cast<memref::CopyOp>(op))
-    source = copy.getSource();
-  else if (auto copy = dyn_cast<linalg::CopyOp>(op);
-           copy && copy.hasPureBufferSemantics())
-    source = copy.getInputs().front();
-  return source ? source.getDefiningOp<memref::SubViewOp>()
-                : memref::SubViewOp();
+/// Whether \p view is only read: copied from, read by vector transfers or
+/// linalg ops, or cut into subviews that are only read. (A tile the loop
+/// writes is not worth a prefetch for reading.)
+bool isOnlyRead(Value view) {
+  for (OpOperand &use : view.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      if (copy.getTarget() == view)
+        return false;
+    } else if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
+      if (!isOnlyRead(subview.getResult()))
+        return false;
+    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+      if (!linalgOp.isDpsInput(&use))
+        return false;
+    } else if (!isa<vector::TransferReadOp, vector::LoadOp, memref::LoadOp>(
+                   user)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /// The loops of a tile product (the scf.for nest around a vector.contract)
@@ -141,20 +152,20 @@ struct PrefetchNextTilesPass
     if (func.getFunctionBody().empty())
       return;
     Block &entry = func.getFunctionBody().front();
-    SmallVector<std::pair<Operation *, memref::SubViewOp>> copies;
-    func->walk([&](Operation *op) {
-      memref::SubViewOp subview = copiedSubview(op);
-      if (!subview)
-        return;
+    // The tiles read from the caller's arrays: copied into a buffer, or
+    // read in place by the op that consumes them (a feature map).
+    SmallVector<memref::SubViewOp> tiles;
+    func->walk([&](memref::SubViewOp subview) {
       auto argument = dyn_cast<BlockArgument>(subview.getSource());
-      if (argument && argument.getOwner() == &entry)
-        copies.emplace_back(op, subview);
+      if (argument && argument.getOwner() == &entry &&
+          isOnlyRead(subview.getResult()))
+        tiles.push_back(subview);
     });
-    for (auto [copy, subview] : copies)
-      prefetchNextTile(copy, subview);
+    for (memref::SubViewOp subview : tiles)
+      prefetchNextTile(subview);
   }
 
-  void prefetchNextTile(Operation *copy, memref::SubViewOp subview) {
+  void prefetchNextTile(memref::SubViewOp subview) {
     auto sourceType = cast<MemRefType>(subview.getSource().getType());
     int64_t elementBytes = sourceType.getElementTypeBitWidth() / 8;
     if (elementBytes == 0 || !sourceType.getLayout().isIdentity() ||
@@ -172,7 +183,7 @@ struct PrefetchNextTilesPass
         return; // More than one: not a tile of rows.
       rowDim = dim;
     }
-    EnclosingLoop loop = enclosingLoop(copy);
+    EnclosingLoop loop = enclosingLoop(subview);
     if (!loop.loop)
       return;
 
@@ -232,7 +243,7 @@ struct PrefetchNextTilesPass
     // loop, from its induction variables (LLVM hoists what does not
     // change there).
     OpBuilder builder = OpBuilder::atBlockBegin(nest.innermost.getBody());
-    Location loc = copy->getLoc();
+    Location loc = subview.getLoc();
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(builder, loc, value);
     };

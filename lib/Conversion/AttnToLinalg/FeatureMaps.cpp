@@ -494,6 +494,14 @@ FeatureTiles to_linalg::buildFeatureTiles(LinalgBuilder &b, TermOp op,
   return tiles;
 }
 
+bool to_linalg::isElementwiseFeature(const FeatureTiles &features,
+                                     bool keySide) {
+  if (!features.map)
+    return !keySide; // q s; the key side is K itself
+  return *features.map != FeatureMap::FavorPlus &&
+         *features.map != FeatureMap::Rfa;
+}
+
 Value to_linalg::featureTile(LinalgBuilder &b, const FeatureTiles &features,
                              Value tile, Value row0, Value validRows,
                              bool keySide, Value *rowShift) {

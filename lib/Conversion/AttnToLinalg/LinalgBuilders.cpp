@@ -471,6 +471,22 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
 
 Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
                          Value row0, int64_t rows, Value length) {
+  Value tile = consumeRowTile(
+      b, tensor, bi, hi, row0, rows, length,
+      [](LinalgBuilder &inner, Value tile, Value validRows) -> Value {
+        if (validRows)
+          return tile; // the padded tile owns its buffer
+        return bufferization::AllocTensorOp::create(
+            inner.b, cast<RankedTensorType>(tile.getType()), ValueRange(),
+            tile);
+      });
+  // C19: an f16 / bf16 tile is widened here, in cache, as it is loaded.
+  return widened(b, tile);
+}
+
+Value to_linalg::consumeRowTile(LinalgBuilder &b, Value tensor, Value bi,
+                                Value hi, Value row0, int64_t rows,
+                                Value length, RowTileConsumer consume) {
   Value cols = b.dim(tensor, 3);
   Value whole = arith::CmpIOp::create(b.b, arith::CmpIPredicate::ule,
                                       b.add(row0, b.index(rows)), length);
@@ -482,19 +498,17 @@ Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder inner(ib);
         Value tile = inner.tile2d(tensor, bi, hi, row0, rows, cols);
-        Value copy = bufferization::AllocTensorOp::create(
-            ib, cast<RankedTensorType>(tile.getType()), ValueRange(), tile);
-        scf::YieldOp::create(ib, copy);
+        scf::YieldOp::create(ib, consume(inner, tile, Value()));
       },
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder inner(ib);
-        scf::YieldOp::create(ib,
-                             inner.paddedTile(tensor, bi, hi, start, rows, cols,
-                                              inner.sub(length, start)));
+        Value tile = inner.paddedTile(tensor, bi, hi, start, rows, cols,
+                                      inner.sub(length, start));
+        scf::YieldOp::create(
+            ib, consume(inner, tile, realRows(inner, row0, rows, length)));
       });
-  // C19: an f16 / bf16 tile is widened here, in cache, as it is loaded.
-  return widened(b, ifOp.getResult(0));
+  return ifOp.getResult(0);
 }
 
 Value to_linalg::realRows(LinalgBuilder &b, Value row0, int64_t rows,
@@ -506,9 +520,19 @@ Value to_linalg::queryFeatureTile(LinalgBuilder &b, const TermOperands &term,
                                   Value bi, Value hi, Value row0, int64_t rows,
                                   Value &rowEps) {
   Value rowShift;
-  Value phi = featureTile(
-      b, term.features, rowTile(b, term.rawQ, bi, hi, row0, rows, term.queries),
-      row0, Value(), /*keySide=*/false, &rowShift);
+  Value phi;
+  if (isElementwiseFeature(term.features, /*keySide=*/false))
+    // Padded query rows are never stored: no mask.
+    phi = consumeRowTile(b, term.rawQ, bi, hi, row0, rows, term.queries,
+                         [&](LinalgBuilder &inner, Value tile, Value) {
+                           return featureTile(inner, term.features,
+                                              widened(inner, tile), row0,
+                                              Value());
+                         });
+  else
+    phi = featureTile(b, term.features,
+                      rowTile(b, term.rawQ, bi, hi, row0, rows, term.queries),
+                      row0, Value(), /*keySide=*/false, &rowShift);
   rowEps = Value();
   if (rowShift) {
     // eps exp(-(c_r + c)): the weights of row r are scaled by exp(-c_r) on
@@ -534,10 +558,19 @@ Value to_linalg::queryFeatureTile(LinalgBuilder &b, const TermOperands &term,
 
 Value to_linalg::keyFeatureTile(LinalgBuilder &b, const TermOperands &term,
                                 Value bi, Value hi, Value row0, int64_t rows) {
-  Value phi = featureTile(b, term.features,
-                          rowTile(b, term.rawK, bi, hi, row0, rows, term.keys),
-                          row0, realRows(b, row0, rows, term.keys),
-                          /*keySide=*/true);
+  Value phi;
+  if (isElementwiseFeature(term.features, /*keySide=*/true))
+    phi = consumeRowTile(
+        b, term.rawK, bi, hi, row0, rows, term.keys,
+        [&](LinalgBuilder &inner, Value tile, Value validRows) {
+          return featureTile(inner, term.features, widened(inner, tile), row0,
+                             validRows, /*keySide=*/true);
+        });
+  else
+    phi = featureTile(b, term.features,
+                      rowTile(b, term.rawK, bi, hi, row0, rows, term.keys),
+                      row0, realRows(b, row0, rows, term.keys),
+                      /*keySide=*/true);
   return applyKeyWeight(b, term, phi, bi, hi, row0);
 }
 

@@ -321,6 +321,10 @@ Value featureTile(LinalgBuilder &b, const FeatureTiles &features, Value tile,
                   Value row0, Value validRows, bool keySide = false,
                   Value *rowShift = nullptr);
 
+/// Whether featureTile is one elementwise linalg.generic of its tile (pointwise
+/// maps, cosFormer, q s): it can read the input's slice in place.
+bool isElementwiseFeature(const FeatureTiles &features, bool keySide);
+
 //===----------------------------------------------------------------------===//
 // Masks
 //===----------------------------------------------------------------------===//
@@ -461,6 +465,20 @@ Value normalizeRows(LinalgBuilder &b, const TermOperands &term, Value num,
 /// loads.)
 Value rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi, Value row0,
               int64_t rows, Value length);
+
+/// What the rows of a tile become (consumeRowTile), built in each branch of
+/// its scf.if: from the input's slice itself for a whole tile (\p validRows
+/// null), from the zero-padded rows left for the last one (validRows: its
+/// real rows). The tile has the input's element type.
+using RowTileConsumer =
+    function_ref<Value(LinalgBuilder &b, Value tile, Value validRows)>;
+
+/// consume(rows [row0, row0 + rows) of \p tensor): rowTile with a consumer
+/// in place of its copy. An elementwise consumer (a feature map) whose
+/// result owns its buffer in both branches reads a whole tile in place.
+Value consumeRowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
+                     Value row0, int64_t rows, Value length,
+                     RowTileConsumer consume);
 
 /// min(rows, L - row0), and 0 once row0 >= L: the real rows of the tile of
 /// \p rows rows at row0 of a sequence of \p length.

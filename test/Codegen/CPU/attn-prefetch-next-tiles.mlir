@@ -142,3 +142,55 @@ func.func @query_tiles(%q: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %out: me
   }
   return
 }
+
+// -----
+
+// A tile read in place (an elementwise feature map reads K's rows with
+// vector transfers, no copy) is prefetched as a copied one is; a tile the
+// loop writes (the output's rows) is not.
+// CHECK-LABEL: func.func @read_in_place(
+// CHECK-SAME:    %[[K:[a-z0-9]+]]: memref<1x8x?x64xf32>, %[[O:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         scf.for %[[T:[a-z0-9]+]] =
+// CHECK:           math.exp
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK:               memref.prefetch %[[K]][%c0, %c2, %{{.+}}, %{{.+}}], read, locality<2>, data
+// CHECK-NOT:           memref.prefetch %[[O]]
+// CHECK:         return
+#ida = affine_map<(d0, d1, d2) -> (d0, d2)>
+#ba = affine_map<(d0, d1, d2) -> (d2, d1)>
+#ca = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @read_in_place(%k: memref<1x8x?x64xf32>, %o: memref<1x8x?x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %phi = memref.alloc() : memref<64x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %src = memref.subview %k[0, 2, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    scf.for %r = %c0 to %c64 step %c1 {
+      scf.for %c = %c0 to %c64 step %c8 {
+        %x = vector.transfer_read %src[%r, %c], %zero {in_bounds = [true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<8xf32>
+        %e = math.exp %x : vector<8xf32>
+        vector.transfer_write %e, %phi[%r, %c] {in_bounds = [true]} : vector<8xf32>, memref<64x64xf32>
+      }
+    }
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+      %res = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %phi[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %phi[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#ida, #ba, #ca], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %res, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+    }
+    %dst = memref.subview %o[0, 2, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %acc, %dst : memref<64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+  }
+  return
+}

@@ -4,9 +4,9 @@
 
 // Without static-tiles (the CPU form) the strategies map every tile of Q and
 // K where it is consumed. kv-first maps every tile of K and Q
-// itself: no pass over the sequence, no padded copy of it. A key tile is a
-// copy of K's rows, or the rows left before M padded with zeros, whose
-// phi = 0 (elu1(0) = 1 is not). S += phi(K_t)^T V_t reads phi(K_t) as A^T
+// itself: no pass over the sequence, no padded copy of it. phi of a key
+// tile reads K's rows in place, or the rows left before M padded with zeros,
+// whose phi = 0 (elu1(0) = 1 is not). S += phi(K_t)^T V_t reads phi(K_t) as A^T
 // (maps (k, i), (k, j) -> (i, j)), so nothing is transposed. The last query
 // tile stores only its N - row0 real rows.
 // TILES-DAG:   #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -25,26 +25,31 @@
 // TILES:             %[[ROW0:.+]] = arith.muli %[[KI]], %c4 : index
 // TILES:             %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
 // TILES:             %[[WHOLE:.+]] = arith.cmpi ule, %[[END]], %[[M]] : index
-// K_t: a copy of a whole tile, else the rows left (from min(row0, M)), padded
+// phi(K_t) = elu1(K_t): a whole tile is mapped from K's slice in place (no
+// copy, no mask); the last one from the rows left (from min(row0, M)),
+// padded, with phi = 0 on the padding rows r >= min(T, M - row0).
 // TILES:             %[[START:.+]] = arith.minui %[[ROW0]], %[[M]] : index
-// TILES:             %[[KTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
+// TILES:             %[[PHIK:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
 // TILES:               %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
-// TILES:               bufferization.alloc_tensor() copy(%[[KS]])
+// TILES-NOT:           bufferization.alloc_tensor
+// TILES:               linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KS]] : tensor<4x4xf32>)
+// TILES:                 math.exp
+// TILES-NOT:             linalg.index
+// TILES:               linalg.yield
 // TILES:             } else {
 // TILES:               %[[LEFT:.+]] = arith.subi %[[M]], %[[START]] : index
 // TILES:               %[[KREST:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[START]], 0] [1, 1, %[[LEFT]], 4]
-// TILES:               tensor.pad %[[KREST]]
-// phi(K_t) = elu1(K_t) on the real rows r < min(T, M - row0), 0 on the padding
-// TILES:             %[[LEFT2:.+]] = arith.subi %[[M]], %[[START]] : index
-// TILES:             %[[VALIDK:.+]] = arith.minui %[[LEFT2]], %c4 : index
-// TILES:             %[[PHIK:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>)
-// TILES:               math.exp
-// TILES:               %[[R:.+]] = linalg.index 0 : index
-// TILES:               %[[REAL:.+]] = arith.cmpi ult, %[[R]], %[[VALIDK]] : index
-// TILES:               arith.select %[[REAL]]
-// V_t the same way
+// TILES:               %[[KPAD:.+]] = tensor.pad %[[KREST]]
+// TILES:               %[[VALIDK:.+]] = arith.minui %[[LEFT]], %c4 : index
+// TILES:               linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KPAD]] : tensor<4x4xf32>)
+// TILES:                 math.exp
+// TILES:                 %[[R:.+]] = linalg.index 0 : index
+// TILES:                 %[[REAL:.+]] = arith.cmpi ult, %[[R]], %[[VALIDK]] : index
+// TILES:                 arith.select %[[REAL]]
+// V_t: a copy of a whole tile (the product's operand), else padded
 // TILES:             %[[VTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
-// TILES:               tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:               %[[VS:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:               bufferization.alloc_tensor() copy(%[[VS]])
 // TILES:             } else {
 // TILES:               tensor.pad
 // S += phi(K_t)^T V_t
@@ -58,9 +63,13 @@
 // TILES:           %[[QSTART:.+]] = arith.minui %[[QROW0]], %[[N]] : index
 // TILES:           %[[QLEFT:.+]] = arith.subi %[[N]], %[[QSTART]] : index
 // TILES:           %[[VALID:.+]] = arith.minui %[[QLEFT]], %c4 : index
-// TILES:           %[[QTILE:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>)
-// TILES:           %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
-// TILES:             math.exp
+// TILES:           %[[PHIQ:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>)
+// TILES:             %[[QS:.+]] = tensor.extract_slice %[[Q]]
+// TILES:             linalg.generic {{.*}} ins(%[[QS]] : tensor<4x4xf32>)
+// TILES:               math.exp
+// TILES:           } else {
+// TILES:             tensor.pad
+// TILES:               math.exp
 // TILES:           %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
 // TILES:           %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %{{.*}} : tensor<4x4xf32>, tensor<4xf32>)
 // O_t = num / (den + eps) on the real rows only, stored in place
@@ -87,12 +96,14 @@ func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:             %[[ROW0:.+]] = arith.muli %[[CI]], %c4 : index
 // phi(Q_c)
 // TILES:             %[[QSTART:.+]] = arith.minui %[[ROW0]], %[[N]] : index
-// TILES:             %[[QC:.+]] = scf.if
-// TILES:             %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[QC]] : tensor<4x4xf32>)
+// TILES:             %[[PHIQ:.+]] = scf.if
+// TILES:               linalg.generic
 // phi(K_c), 0 past M, and phi(K_c)^T
-// TILES:             %[[KC:.+]] = scf.if
-// TILES:             %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[KC]] : tensor<4x4xf32>)
-// TILES:               arith.cmpi ult
+// TILES:             %[[PHIK:.+]] = scf.if
+// TILES:               linalg.generic
+// TILES:             } else {
+// TILES:               linalg.generic
+// TILES:                 arith.cmpi ult
 // TILES:             %[[PHIKT:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[PHIK]] : tensor<4x4xf32>)
 // TILES:             %[[VC:.+]] = scf.if
 // num = phi(Q_c) S_{c-1} + tril(phi(Q_c) phi(K_c)^T) V_c
@@ -143,11 +154,11 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:           tensor.parallel_insert_slice %[[KTT]] into %[[PO]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 4, 4]
 // TILES:           tensor.parallel_insert_slice %[[VTILE]] into %[[VO]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
 // TILES:         scf.forall (%{{.*}}, %{{.*}}) in (2, %{{.*}}) shared_outs
-// TILES:           %[[QTILE:.+]] = scf.if
-// TILES:             tensor.extract_slice %[[Q]]
-// Q_t s
-// TILES:           linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
-// TILES:             arith.mulf %{{.*}}, %[[SCALE]] : f32
+// Q_t s, from Q's slice in place
+// TILES:           scf.if
+// TILES:             %[[QTILE:.+]] = tensor.extract_slice %[[Q]]
+// TILES:             linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
+// TILES:               arith.mulf %{{.*}}, %[[SCALE]] : f32
 // TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]]
 // TILES:             tensor.extract_slice %[[PANELS]]#0[0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
 // TILES:             %[[VT:.+]] = tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]

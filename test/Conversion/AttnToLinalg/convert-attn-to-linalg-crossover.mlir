@@ -26,8 +26,8 @@
 // CHECK:         } else {
 // qk-first branch: 64 query rows per iteration, 64x64 score tiles
 // S = Q_t K_t^T, running (z, acc) of 64 rows.
-// CHECK-NOT:       %c128
 // CHECK:           %[[QTILES:.+]] = arith.ceildivui %[[N]], %c64
+// CHECK-NOT:       %c128
 // CHECK:           scf.forall (%{{.*}}, %{{.*}}) in (2, %[[QTILES]])
 // CHECK:             scf.for {{.*}} -> (tensor<64xf32>, tensor<64x16xf32>, tensor<64x64xf32>)
 // CHECK:               linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
