@@ -20,7 +20,7 @@
 
 using namespace mlir::attn;
 
-RegisterTile CpuTarget::registerTile(bool powerOfTwoRows) const {
+RegisterTile CpuTarget::registerTile() const {
   // Per reduction step a rows x colVectors tile issues rows·colVectors FMAs
   // (two pipes), loads rows broadcasts and colVectors right-operand vectors
   // (two load ports), and waits for each accumulator's previous FMA (about
@@ -65,8 +65,6 @@ RegisterTile CpuTarget::registerTile(bool powerOfTwoRows) const {
   };
   std::optional<Candidate> best;
   for (int64_t rows = 1; rows <= 16; ++rows) {
-    if (powerOfTwoRows && !llvm::isPowerOf2_64(rows))
-      continue;
     for (int64_t colVectors = 1; colVectors <= 8; colVectors *= 2) {
       // The accumulators, the right operand's vectors and one broadcast.
       if (rows * colVectors + colVectors + 1 > int64_t(vectorRegisters))

@@ -112,6 +112,57 @@ int64_t largestDivisorAtMost(int64_t size, int64_t preferred) {
   return 1;
 }
 
+/// A^T B's register tile reads A[k.., i..i + rows] as a vector per k; for
+/// rows that are not a power of two (AVX2's 6) LLVM widens that odd vector
+/// and assembles the broadcasts of its elements with shuffles (and spills).
+/// Read element by element instead: each element then becomes one
+/// broadcasting load, as the power-of-two rows do.
+void readOddTransposedOperandsByElement(RewriterBase &rewriter,
+                                        Operation *root) {
+  SmallVector<vector::TransferReadOp> reads;
+  root->walk([&](vector::ContractionOp contract) {
+    MLIRContext *context = contract.getContext();
+    AffineExpr i, j, k;
+    bindDims(context, i, j, k);
+    if (contract.getIndexingMapsArray()[0] !=
+        AffineMap::get(3, 0, {k, i}, context))
+      return;
+    auto read = contract.getLhs().getDefiningOp<vector::TransferReadOp>();
+    if (!read || !isa<RankedTensorType>(read.getBase().getType()) ||
+        !read.getPermutationMap().isMinorIdentity() ||
+        read.hasOutOfBoundsDim() || read.getMask() || !read->hasOneUse())
+      return;
+    VectorType type = read.getVectorType();
+    if (type.getRank() != 2 || llvm::isPowerOf2_64(type.getDimSize(1)))
+      return;
+    reads.push_back(read);
+  });
+  for (vector::TransferReadOp read : reads) {
+    rewriter.setInsertionPoint(read);
+    Location loc = read.getLoc();
+    VectorType type = read.getVectorType();
+    // index + delta, folded when the index is a constant (the vectorizer's
+    // reads of a tile start at 0).
+    auto shifted = [&](Value index, int64_t delta) -> Value {
+      if (std::optional<int64_t> start = getConstantIntValue(index))
+        return arith::ConstantIndexOp::create(rewriter, loc, *start + delta);
+      return arith::AddIOp::create(
+          rewriter, loc, index,
+          arith::ConstantIndexOp::create(rewriter, loc, delta));
+    };
+    SmallVector<Value> elements;
+    for (int64_t row = 0; row < type.getDimSize(0); ++row)
+      for (int64_t col = 0; col < type.getDimSize(1); ++col) {
+        SmallVector<Value> indices(read.getIndices());
+        indices[indices.size() - 2] = shifted(indices[indices.size() - 2], row);
+        indices.back() = shifted(indices.back(), col);
+        elements.push_back(
+            tensor::ExtractOp::create(rewriter, loc, read.getBase(), indices));
+      }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(read, type, elements);
+  }
+}
+
 /// Replaces \p op by its vectorized form, if it vectorizes.
 void vectorizeOp(RewriterBase &rewriter, Operation *op) {
   rewriter.setInsertionPoint(op);
@@ -140,12 +191,6 @@ struct TileAndVectorizePass
     }
     attn::RegisterTile tile = target->registerTile();
     int64_t tileRows = rows > 0 ? int64_t(rows) : tile.rows;
-    // A^T B's register tile reads A's rows k, columns i.. as one vector per
-    // step: rows that are not a power of two (AVX2's 6) make that an odd
-    // vector, assembled with shuffles and spilled (the kv-first state pass,
-    // D = 128 on AVX2: 4% slower than with 4x16 tiles).
-    int64_t transposedTileRows =
-        rows > 0 ? int64_t(rows) : target->registerTile(true).rows;
     int64_t tileCols = cols > 0 ? int64_t(cols) : tile.cols;
     int64_t steps =
         reductionTile >= 0 ? int64_t(reductionTile) : target->reductionSteps();
@@ -206,13 +251,12 @@ struct TileAndVectorizePass
         // Rows in whole register tiles, and the rows a register tile of
         // rows that are not a power of two (AVX2's 6) leaves of the
         // power-of-two tiles as one shorter register tile: a 64-row tile
-        // is ten 6-row tiles and one of 4, not 64 tiles of one row.
-        int64_t productRows =
-            product == TileProduct::ATB ? transposedTileRows : tileRows;
+        // is ten 6-row tiles and one of 4, not 64 tiles of one row. (A^T B
+        // too: readOddTransposedOperandsByElement reads its odd rows.)
         int64_t rows = ranges[0];
-        int64_t wholeRows = rows / productRows * productRows;
+        int64_t wholeRows = rows / tileRows * tileRows;
         if (wholeRows == 0 || wholeRows == rows) {
-          sizes[0] = std::min(rows, productRows);
+          sizes[0] = std::min(rows, tileRows);
           tileAndVectorize(op, sizes, product);
           continue;
         }
@@ -226,7 +270,7 @@ struct TileAndVectorizePass
             rest ? rest.getOperation() : nullptr);
         if (!wholeOp || !restOp)
           continue;
-        sizes[0] = productRows;
+        sizes[0] = tileRows;
         tileAndVectorize(wholeOp, sizes, product);
         sizes[0] = rows - wholeRows;
         tileAndVectorize(restOp, sizes, product);
@@ -273,7 +317,8 @@ struct TileAndVectorizePass
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    readOddTransposedOperandsByElement(rewriter, getOperation());
   }
 };
 } // namespace

@@ -137,18 +137,24 @@ func.func @exp_tile(%d: tensor<64x64xf32>, %m: tensor<64xf32>) -> tensor<64x64xf
 }
 
 // C[i, j] += A[k, i] B[k, j] (A^T B: kv-first's state phi(K_t)^T V_t) gets
-// the register tile with rows a power of two (AVX2 4x16: A's 6 columns i..
-// of a row k would be an odd vector, assembled with shuffles and spilled),
+// the same register tiles as A B (ten of 6x16 and one of 4x16 on AVX2),
 // reading A's rows as they are: one vector.contract with lhs map (k, i), no
-// broadcasting reads and no multi-reduction, and no remainder to peel.
+// multi-reduction. A 6-row tile reads its 4 x 6 block of A element by element
+// (vector.from_elements of tensor.extract: 24 broadcasting loads once
+// lowered; a vector<6xf32> read was widened and shuffled); the 4-row tile
+// reads it as one vector per row k.
 #at = affine_map<(i, j, k) -> (k, i)>
 #bt = affine_map<(i, j, k) -> (k, j)>
 #ct = affine_map<(i, j, k) -> (i, j)>
 // AVX2-LABEL: func.func @tile_product_transposed_a(
-// AVX2-NOT:     tensor.extract_slice %{{.*}}[60, 0]
-// AVX2:         scf.for
+// AVX2:         scf.for %{{.*}} = %c0 to %c60 step %c6
 // AVX2:           scf.for
 // AVX2:             scf.for %{{.*}} = %c0 to %c64 step %c4
+// AVX2:               %[[A6:.+]] = tensor.extract_slice {{.*}} [4, 6] [1, 1] : tensor<64x60xf32> to tensor<4x6xf32>
+// AVX2-COUNT-24:      tensor.extract %[[A6]]
+// AVX2:               %[[LHS6:.+]] = vector.from_elements {{.*}} : vector<4x6xf32>
+// AVX2:               vector.contract {{.*}} %[[LHS6]], {{.*}} : vector<4x6xf32>, vector<4x16xf32> into vector<6x16xf32>
+// AVX2:         scf.for %{{.*}} = %c0 to %c4 step %c4
 // AVX2:               vector.transfer_read {{.*}} : tensor<4x4xf32>, vector<4x4xf32>
 // AVX2:               vector.contract {{.*}} : vector<4x4xf32>, vector<4x16xf32> into vector<4x16xf32>
 // AVX2-NOT:     vector.multi_reduction

@@ -49,9 +49,8 @@ struct CpuTarget {
   /// its accumulators, right-operand vectors and broadcast fit in the vector
   /// registers, and its FMAs outlast its loads and the FMA latency by a
   /// margin (6x16 on AVX2's 16 registers of 8 floats, 8x32 on AVX-512's 32
-  /// of 16). Rows need not be a power of two unless \p powerOfTwoRows (a
-  /// tile of A^T B reads its left operand's rows as one vector).
-  RegisterTile registerTile(bool powerOfTwoRows = false) const;
+  /// of 16). Rows need not be a power of two.
+  RegisterTile registerTile() const;
 
   /// Reduction steps of a tile product unrolled into one loop iteration: 4
   /// on every CPU measured. With 16, LLVM's scheduler hoists every step's
