@@ -279,21 +279,25 @@ def AttnPrefetchNextTiles
     : Pass<"attn-prefetch-next-tiles", "::mlir::func::FuncOp"> {
   let summary = "Prefetch the next iteration's tile of a caller's array";
   let description = [{
-    A loop that copies a tile of a function argument (the caller's Q, K or
-    V, in DRAM) per iteration and then computes on it waits for memory and
-    computes in turn: at N = 4096, kv-first linear attention spent ~40% of
-    its state pass in those copies. This pass prefetches the tile the next
-    iteration will copy (the same subview with the loop's induction
-    variable advanced by one step) into the L2 cache, one
-    `memref.prefetch` per 64-byte line, spread over the iterations of the
-    iteration's largest tile product (the `scf.for` nest, constant bounds,
-    around a `vector.contract`): one or a few lines each, row-major, so that
-    the memory works while the cores compute. (A burst of all the lines
-    before the copy waits for memory as the copy does.)
+    A loop that reads a tile of a function argument (the caller's Q, K or
+    V, in DRAM) per iteration, copying it or mapping it in place, and then
+    computes on it waits for memory and computes in turn: at N = 4096,
+    kv-first linear attention spent ~40% of its state pass in those copies.
+    This pass prefetches the tile the next iteration will read (the same
+    subview with the loop's induction variable advanced by one step) into
+    the L2 cache, one `memref.prefetch` per 64-byte line, spread over the
+    iterations of the iteration's largest tile product (the `scf.for` nest,
+    constant bounds, around a `vector.contract`), row-major, so that the
+    memory works while the cores compute. (A burst of all the lines before
+    the copy waits for memory as the copy does.) The prefetches go into the
+    outermost loop of that nest whose iterations leave at most 8 lines each:
+    not one per step of a register tile's reduction loop, where their index
+    arithmetic is more instructions than the lines need.
 
-    Matched: a `linalg.copy` or `memref.copy` whose source is a
-    `memref.subview` of a function argument with static sizes, unit strides
-    and at most one outer dimension longer than 1, inside an `scf.for` (or
+    Matched: a `memref.subview` of a function argument with static sizes,
+    unit strides and at most one outer dimension longer than 1 that is only
+    read (copied from, read by vector transfers or linalg inputs, or cut into
+    subviews that are), inside an `scf.for` (or
     the innermost dimension of an `scf.parallel`) on whose induction
     variable the subview's offsets depend through pure arithmetic, and
     whose iteration holds such a tile product. The prefetches are guarded

@@ -194,3 +194,49 @@ func.func @read_in_place(%k: memref<1x8x?x64xf32>, %o: memref<1x8x?x64xf32>, %ac
   }
   return
 }
+
+// -----
+
+// Few lines for many iterations: a tile of 8 rows x 64 (32 lines) over a
+// nest of 8 x 16 iterations. The prefetches go into the outer loop, 4 per
+// iteration (32 / 8), not one per reduction step of the inner loop.
+// CHECK-LABEL: func.func @few_lines(
+// CHECK-SAME:    %[[K:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         scf.for %[[T:[a-z0-9]+]] =
+// CHECK:           scf.for %[[I:[a-z0-9]+]] =
+// CHECK-NEXT:        %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK:             scf.if
+// CHECK-COUNT-4:       memref.prefetch %[[K]]
+// CHECK-NOT:           memref.prefetch
+// CHECK:             }
+// CHECK:             scf.for
+// CHECK-NOT:           memref.prefetch
+// CHECK:         return
+#idf = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bf = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cf = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @few_lines(%k: memref<1x8x?x64xf32>, %w: memref<64x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %tile = memref.alloc() : memref<8x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c8 : index
+    %src = memref.subview %k[0, 2, %row, 0] [1, 1, 8, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<8x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %src, %tile : memref<8x64xf32, strided<[64, 1], offset: ?>> to memref<8x64xf32>
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+      %res = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %w[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %w[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#idf, #bf, #cf], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %res, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+    }
+  }
+  return
+}
