@@ -3,6 +3,7 @@
 #include "attn/Codegen/Passes.h"
 
 #include "attn/Codegen/CPU/CpuTarget.h"
+#include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -293,7 +294,8 @@ struct TileAndVectorizePass
         int64_t lanes = target->lanes();
         sizes.assign(ranges.size(), 1);
         sizes.back() = dividingTile(ranges.back(), lanes);
-        if (ranges.size() >= 2)
+        // The last tile's map runs once per loop: one chain, least code.
+        if (ranges.size() >= 2 && !op->hasAttr(attn::kPartialTileAttrName))
           sizes[ranges.size() - 2] = largestDivisorAtMost(
               ranges[ranges.size() - 2],
               tileRows * std::max<int64_t>(1, tileCols / lanes));

@@ -76,6 +76,26 @@ Value to_linalg::lowerKvFirst(LinalgBuilder &b, const TermOperands &term,
           }
           // phi(K_t) from K's tile, 0 on the rows past M; then
           // S_t = S_{t-1} + phi(K_t)^T V_t, z_t = z_{t-1} + colSum(phi(K_t))
+          if (isElementwiseFeature(term.features, /*keySide=*/true)) {
+            // Whole tiles read K and V in place (no copies, no padding
+            // mask); the last, partial one builds its own step.
+            scf::YieldOp::create(
+                ib,
+                consumeRowTiles(
+                    inner, {term.rawK, term.values}, bi, hi, row0, keyTile,
+                    term.keys,
+                    [&](LinalgBuilder &tb, ArrayRef<Value> tiles,
+                        Value validRows) -> SmallVector<Value> {
+                      Value phiK = applyKeyWeight(
+                          tb, term,
+                          featureTile(tb, term.features, widened(tb, tiles[0]),
+                                      row0, validRows, /*keySide=*/true),
+                          bi, hi, row0);
+                      return {tb.matmulTN(phiK, widened(tb, tiles[1]), iter[0]),
+                              tb.columnSum(phiK, iter[1])};
+                    }));
+            return;
+          }
           Value phiK = keyFeatureTile(inner, term, bi, hi, row0, keyTile);
           Value vTile =
               rowTile(inner, term.values, bi, hi, row0, keyTile, term.keys);

@@ -9,9 +9,12 @@
 
 #include "Strategies.h"
 
+#include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -487,7 +490,19 @@ Value to_linalg::rowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
 Value to_linalg::consumeRowTile(LinalgBuilder &b, Value tensor, Value bi,
                                 Value hi, Value row0, int64_t rows,
                                 Value length, RowTileConsumer consume) {
-  Value cols = b.dim(tensor, 3);
+  return consumeRowTiles(b, {tensor}, bi, hi, row0, rows, length,
+                         [&](LinalgBuilder &inner, ArrayRef<Value> tiles,
+                             Value validRows) -> SmallVector<Value> {
+                           return {consume(inner, tiles[0], validRows)};
+                         })
+      .front();
+}
+
+SmallVector<Value> to_linalg::consumeRowTiles(LinalgBuilder &b,
+                                              ArrayRef<Value> tensors, Value bi,
+                                              Value hi, Value row0,
+                                              int64_t rows, Value length,
+                                              RowTilesConsumer consume) {
   Value whole = arith::CmpIOp::create(b.b, arith::CmpIPredicate::ule,
                                       b.add(row0, b.index(rows)), length);
   // Past the end (a chunk of queries beyond the keys) the slice is empty.
@@ -497,18 +512,27 @@ Value to_linalg::consumeRowTile(LinalgBuilder &b, Value tensor, Value bi,
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder inner(ib);
-        Value tile = inner.tile2d(tensor, bi, hi, row0, rows, cols);
-        scf::YieldOp::create(ib, consume(inner, tile, Value()));
+        SmallVector<Value> tiles;
+        for (Value tensor : tensors)
+          tiles.push_back(
+              inner.tile2d(tensor, bi, hi, row0, rows, inner.dim(tensor, 3)));
+        scf::YieldOp::create(ib, consume(inner, tiles, Value()));
       },
       [&](OpBuilder &ob, Location loc) {
         ImplicitLocOpBuilder ib(loc, ob);
         LinalgBuilder inner(ib);
-        Value tile = inner.paddedTile(tensor, bi, hi, start, rows, cols,
-                                      inner.sub(length, start));
+        SmallVector<Value> tiles;
+        for (Value tensor : tensors)
+          tiles.push_back(inner.paddedTile(tensor, bi, hi, start, rows,
+                                           inner.dim(tensor, 3),
+                                           inner.sub(length, start)));
         scf::YieldOp::create(
-            ib, consume(inner, tile, realRows(inner, row0, rows, length)));
+            ib, consume(inner, tiles, realRows(inner, row0, rows, length)));
       });
-  return ifOp.getResult(0);
+  ifOp.getElseRegion().walk([&](linalg::LinalgOp op) {
+    op->setAttr(kPartialTileAttrName, b.b.getUnitAttr());
+  });
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 Value to_linalg::realRows(LinalgBuilder &b, Value row0, int64_t rows,

@@ -480,6 +480,18 @@ Value consumeRowTile(LinalgBuilder &b, Value tensor, Value bi, Value hi,
                      Value row0, int64_t rows, Value length,
                      RowTileConsumer consume);
 
+/// What the row tiles of several tensors become (consumeRowTiles): the
+/// values of one branch, the same types in both.
+using RowTilesConsumer = function_ref<SmallVector<Value>(
+    LinalgBuilder &b, ArrayRef<Value> tiles, Value validRows)>;
+
+/// consumeRowTile over the same rows of several [B, H, L, X] \p tensors at
+/// once (kv-first's K and V): one scf.if whose whole branch reads each in
+/// place. The partial branch's linalg ops are marked attn.partial_tile.
+SmallVector<Value> consumeRowTiles(LinalgBuilder &b, ArrayRef<Value> tensors,
+                                   Value bi, Value hi, Value row0, int64_t rows,
+                                   Value length, RowTilesConsumer consume);
+
 /// min(rows, L - row0), and 0 once row0 >= L: the real rows of the tile of
 /// \p rows rows at row0 of a sequence of \p length.
 Value realRows(LinalgBuilder &b, Value row0, int64_t rows, Value length);

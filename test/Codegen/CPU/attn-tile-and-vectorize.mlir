@@ -171,6 +171,22 @@ func.func @tile_product_transposed_a(%a: tensor<64x64xf32>, %b: tensor<64x64xf32
   return %0 : tensor<64x64xf32>
 }
 
+// The map of a loop's last, partial tile (attn.partial_tile) runs once per
+// loop: one vector of exp per iteration, not a register tile's worth of
+// unrolled chains (compile time).
+// AVX2-LABEL: func.func @partial_tile_exp(
+// AVX2:         scf.for %{{.*}} = %c0 to %c64 step %c1
+// AVX2:           scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX2:             math.exp %{{.*}} : vector<1x8xf32>
+func.func @partial_tile_exp(%x: tensor<64x64xf32>, %d: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x64xf32>) outs(%d : tensor<64x64xf32>) attrs = {attn.partial_tile} {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+
 // z[c] += sum_r A[r, c] (kv-first's normaliser of a key tile) is vectorized
 // a register width of columns at a time over all rows, so that the sums stay
 // in registers instead of being reloaded and stored for every row.

@@ -4,9 +4,9 @@
 
 // Without static-tiles (the CPU form) the strategies map every tile of Q and
 // K where it is consumed. kv-first maps every tile of K and Q
-// itself: no pass over the sequence, no padded copy of it. phi of a key
-// tile reads K's rows in place, or the rows left before M padded with zeros,
-// whose phi = 0 (elu1(0) = 1 is not). S += phi(K_t)^T V_t reads phi(K_t) as A^T
+// itself: no pass over the sequence, no padded copy of it. A key tile's step
+// reads K's and V's rows in place, or the rows left before M padded with
+// zeros, whose phi = 0 (elu1(0) = 1 is not). S += phi(K_t)^T V_t reads phi(K_t) as A^T
 // (maps (k, i), (k, j) -> (i, j)), so nothing is transposed. The last query
 // tile stores only its N - row0 real rows.
 // TILES-DAG:   #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -25,38 +25,40 @@
 // TILES:             %[[ROW0:.+]] = arith.muli %[[KI]], %c4 : index
 // TILES:             %[[END:.+]] = arith.addi %[[ROW0]], %c4 : index
 // TILES:             %[[WHOLE:.+]] = arith.cmpi ule, %[[END]], %[[M]] : index
-// phi(K_t) = elu1(K_t): a whole tile is mapped from K's slice in place (no
-// copy, no mask); the last one from the rows left (from min(row0, M)),
-// padded, with phi = 0 on the padding rows r >= min(T, M - row0).
+// One step per key tile: a whole tile reads K's and V's slices in place (no
+// copies, no mask): phi(K_t) = elu1(K_t), S += phi(K_t)^T V_t (A^T: maps
+// (k, i), (k, j) -> (i, j)), z += column sums of phi(K_t), the row loop
+// outermost. The last tile pads the rows left (from min(row0, M)) with zeros,
+// sets phi = 0 on the padding rows r >= min(T, M - row0), and marks its ops
+// attn.partial_tile (they run once per loop: attn-tile-and-vectorize keeps
+// their code small).
 // TILES:             %[[START:.+]] = arith.minui %[[ROW0]], %[[M]] : index
-// TILES:             %[[PHIK:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
+// TILES:             %[[STEP:.+]]:2 = scf.if %[[WHOLE]] -> (tensor<4x4xf32>, tensor<4xf32>) {
 // TILES:               %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:               %[[VS:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
 // TILES-NOT:           bufferization.alloc_tensor
-// TILES:               linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KS]] : tensor<4x4xf32>)
+// TILES:               %[[PHIK:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KS]] : tensor<4x4xf32>)
 // TILES:                 math.exp
 // TILES-NOT:             linalg.index
 // TILES:               linalg.yield
+// TILES:               %[[NEWS:.+]] = linalg.generic {indexing_maps = [#[[AT]], #[[MM_B]], #[[MM_C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PHIK]], %[[VS]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
+// TILES:               %[[NEWZ:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%[[PHIK]] : tensor<4x4xf32>) outs(%[[Z]] : tensor<4xf32>)
+// TILES:               scf.yield %[[NEWS]], %[[NEWZ]]
 // TILES:             } else {
 // TILES:               %[[LEFT:.+]] = arith.subi %[[M]], %[[START]] : index
 // TILES:               %[[KREST:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[START]], 0] [1, 1, %[[LEFT]], 4]
 // TILES:               %[[KPAD:.+]] = tensor.pad %[[KREST]]
+// TILES:               %[[VREST:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[START]], 0] [1, 1, %[[LEFT]], 4]
+// TILES:               %[[VPAD:.+]] = tensor.pad %[[VREST]]
 // TILES:               %[[VALIDK:.+]] = arith.minui %[[LEFT]], %c4 : index
-// TILES:               linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KPAD]] : tensor<4x4xf32>)
+// TILES:               %[[PHIKP:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], {{.*}} ins(%[[KPAD]] : tensor<4x4xf32>) {{.*}} attrs = {attn.partial_tile}
 // TILES:                 math.exp
 // TILES:                 %[[R:.+]] = linalg.index 0 : index
 // TILES:                 %[[REAL:.+]] = arith.cmpi ult, %[[R]], %[[VALIDK]] : index
 // TILES:                 arith.select %[[REAL]]
-// V_t: a copy of a whole tile (the product's operand), else padded
-// TILES:             %[[VTILE:.+]] = scf.if %[[WHOLE]] -> (tensor<4x4xf32>) {
-// TILES:               %[[VS:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
-// TILES:               bufferization.alloc_tensor() copy(%[[VS]])
-// TILES:             } else {
-// TILES:               tensor.pad
-// S += phi(K_t)^T V_t
-// TILES:             %[[NEWS:.+]] = linalg.generic {indexing_maps = [#[[AT]], #[[MM_B]], #[[MM_C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PHIK]], %[[VTILE]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
-// z += column sums of phi(K_t), the row loop outermost
-// TILES:             %[[NEWZ:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%[[PHIK]] : tensor<4x4xf32>) outs(%[[Z]] : tensor<4xf32>)
-// TILES:             scf.yield %[[NEWS]], %[[NEWZ]]
+// TILES:               linalg.generic {{.*}} ins(%[[PHIKP]], %[[VPAD]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>) attrs = {attn.partial_tile}
+// TILES:               linalg.generic {{.*}} ins(%[[PHIKP]] : tensor<4x4xf32>) outs(%[[Z]] : tensor<4xf32>) attrs = {attn.partial_tile}
+// TILES:             scf.yield %[[STEP]]#0, %[[STEP]]#1
 // Query pass: phi(Q_t) from Q's tile, padded only when the tile is partial.
 // TILES:         scf.forall (%{{.*}}, %[[QT:.+]]) in (2, %{{.*}}) shared_outs(%[[OUT:.+]] = %{{.*}}) -> (tensor<1x2x?x4xf32>)
 // TILES:           %[[QROW0:.+]] = arith.muli %[[QT]], %c4 : index

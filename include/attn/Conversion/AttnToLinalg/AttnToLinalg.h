@@ -18,6 +18,12 @@ void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
                                   int64_t tileSize = 64,
                                   bool staticTiles = false);
 
+/// A unit attribute on the linalg ops of the last, partial tile of a loop
+/// (its zero-padded rows), which run once per loop, not once per tile:
+/// attn-tile-and-vectorize gives them its smallest code, not a register
+/// tile's worth of unrolled exp chains.
+constexpr llvm::StringLiteral kPartialTileAttrName = "attn.partial_tile";
+
 } // namespace attn
 } // namespace mlir
 
