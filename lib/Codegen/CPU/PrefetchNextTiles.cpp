@@ -132,6 +132,7 @@ struct ComputeNest {
     }
   }
 
+  /// The iterations of \p loop, whose bounds and step are constants.
   static int64_t tripCount(scf::ForOp loop) {
     int64_t lower = *getConstantIntValue(loop.getLowerBound());
     int64_t upper = *getConstantIntValue(loop.getUpperBound());
@@ -157,7 +158,7 @@ ComputeNest computeNest(Operation *tileLoop) {
       std::optional<int64_t> step = getConstantIntValue(loop.getStep());
       if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
         return;
-      nest.iterations *= llvm::divideCeil(*upper - *lower, *step);
+      nest.iterations *= ComputeNest::tripCount(loop);
       nest.loops.insert(nest.loops.begin(), loop);
     }
     if (parent != tileLoop || nest.loops.empty())
