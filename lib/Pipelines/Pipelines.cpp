@@ -84,6 +84,7 @@ static void addHostLoweringToLLVM(OpPassManager &pm) {
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createAttnCheckAllocations());
+  pm.addPass(createAttnCacheWorkspaces());
   pm.addPass(createAttnCheckLowered());
 }
 

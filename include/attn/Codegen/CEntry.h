@@ -41,6 +41,11 @@ constexpr const char *kCEntryAttrName = "attn.c_entry";
 /// allocations in (an i64), and attn-emit-c-entry reads.
 constexpr const char *kAllocationFailures = "__attn_allocation_failures";
 
+/// The internal function of attn-cache-workspaces that frees every block
+/// its slots hold; the module's destructor, and what
+/// attn_<name>_free_workspaces calls.
+constexpr const char *kWorkspaceFreeAll = "__attn_workspace_free_all";
+
 /// Derives the entry point of \p func from its attn ops (see
 /// attn-describe-c-entry); emits an error at the op it cannot follow.
 FailureOr<::attn::EntryAbi> describeCEntry(func::FuncOp func,

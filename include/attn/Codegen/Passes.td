@@ -168,6 +168,43 @@ def AttnCheckAllocations : Pass<"attn-check-allocations", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
+def AttnCacheWorkspaces : Pass<"attn-cache-workspaces", "::mlir::ModuleOp"> {
+  let summary = "Keep each workspace of a function's body for its next call";
+  let description = [{
+    On the LLVM dialect, after `attn-check-allocations`: a `malloc` in the
+    body of a function (not in an OpenMP region) whose pointer is only
+    freed by `free` calls this pass can trace, and does not escape, gets a
+    slot of its own, an internal pointer global `__attn_workspace_slot_<i>`:
+
+    1. `malloc(n)` becomes `__attn_workspace_acquire(slot, n)`: it takes the
+       block the slot holds (an atomic exchange with NULL) and returns it
+       when its capacity is at least n; otherwise it frees that block and
+       allocates one of n bytes (NULL when malloc fails, which the test of
+       `attn-check-allocations` still sees).
+    2. each `free(p)` of it becomes `__attn_workspace_release(slot, p)`:
+       the block goes back to the slot (an atomic exchange); a block the
+       slot held, left by a concurrent call, is freed, as is a block over
+       256 MiB.
+    3. `llvm.mlir.global_dtors` gets `__attn_workspace_free_all`, which
+       frees what the slots hold (when the object is unloaded, a JIT
+       kernel destroyed or the program ends); `attn-emit-c-entry` exports
+       it as `attn_<name>_free_workspaces`.
+
+    Why: the qk-first form packs K and V once per call into buffers of
+    the inputs' size; fresh pages from the C library cost a page fault
+    each (~1.7 us on a 2-core VM), 5-13% of a softmax call at N = 512-2048.
+    A block starts with a 64-byte header holding its capacity; the pointer
+    returned is past it (16-byte aligned as malloc's, so the lowering's
+    own alignment arithmetic still applies).
+
+    Traced: the allocated pointer may be compared, offset (`getelementptr`,
+    `ptrtoint`), loaded from or stored to, passed to the memory intrinsics,
+    and inserted as field 0 of memref descriptors whose field 0 is only
+    extracted for the uses above; any other use (a branch or call operand,
+    a store of the pointer itself) leaves the allocation as it was.
+  }];
+}
+
 def AttnEmitCEntry : Pass<"attn-emit-c-entry", "::mlir::ModuleOp"> {
   let summary = "Emit the C entry point recorded in attn.c_entry";
   let description = [{
@@ -188,6 +225,10 @@ def AttnEmitCEntry : Pass<"attn-emit-c-entry", "::mlir::ModuleOp"> {
     allocations grew during the call. Every other
     function and global becomes internal, so that the object exports the
     entry point alone. The `attn.c_entry` attribute is removed.
+
+    It also defines `void @attn_<name>_free_workspaces()`, which calls
+    `__attn_workspace_free_all` of `attn-cache-workspaces` when the module
+    has it (and does nothing otherwise).
 
     With `packed`, it also defines `i32 @attn_<name>_packed(ptr arrays,
     ptr sizes)`, which loads the array pointers and the sizes from two

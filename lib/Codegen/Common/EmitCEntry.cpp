@@ -209,6 +209,22 @@ void EntryBuilder::buildPacked(ModuleOp module, LLVM::LLVMFuncOp entry) {
   LLVM::ReturnOp::create(b, loc, status);
 }
 
+/// `void NAME(void)`: frees the workspaces attn-cache-workspaces keeps (a
+/// function that returns when the code keeps none).
+static void buildFreeWorkspaces(OpBuilder &b, ModuleOp module, Location loc,
+                                StringRef name) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = LLVM::LLVMFuncOp::create(
+      b, loc, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                  {}));
+  fn.setDsoLocal(true);
+  b.setInsertionPointToStart(fn.addEntryBlock(b));
+  if (auto freeAll = module.lookupSymbol<LLVM::LLVMFuncOp>(kWorkspaceFreeAll))
+    LLVM::CallOp::create(b, loc, freeAll, ValueRange{});
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+}
+
 namespace {
 struct AttnEmitCEntryPass
     : public mlir::attn::impl::AttnEmitCEntryBase<AttnEmitCEntryPass> {
@@ -235,8 +251,9 @@ struct AttnEmitCEntryPass
       return signalPassFailure();
     }
     std::string packedName = abi->entryName + "_packed";
-    for (const std::string &name : {abi->entryName, packedName})
-      if (packed || name == abi->entryName)
+    std::string freeName = abi->entryName + ::attn::kFreeWorkspacesSuffix;
+    for (const std::string &name : {abi->entryName, packedName, freeName})
+      if (packed || name != packedName)
         if (module.lookupSymbol(name)) {
           module.emitError("attn-emit-c-entry: the module already has a "
                            "symbol named '")
@@ -260,13 +277,15 @@ struct AttnEmitCEntryPass
     LLVM::LLVMFuncOp entry = builder.build(module, callee);
     if (packed)
       builder.buildPacked(module, entry);
+    buildFreeWorkspaces(b, module, callee.getLoc(), freeName);
 
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
       // The spec's argument names mean nothing to LLVM.
       for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
         fn.removeArgAttr(i, "attn.input");
       if (internalize && !fn.isExternal() &&
-          fn.getSymName() != abi->entryName && fn.getSymName() != packedName)
+          fn.getSymName() != abi->entryName &&
+          fn.getSymName() != packedName && fn.getSymName() != freeName)
         fn.setLinkage(LLVM::Linkage::Internal);
     }
     if (internalize)

@@ -159,8 +159,15 @@ std::string attn::generateHeader(const EntryAbi &abi,
     << " * the sizes are checked first) or ATTN_NULL_POINTER (2), or\n"
     << " * ATTN_OUT_OF_MEMORY (4) when the machine could not give the code its\n"
     << " * workspace (what it had allocated until then is not freed).\n"
+    << " * Workspaces allocated once per call are kept for the next call (one\n"
+    << " * block each, up to 256 MiB) and freed when the program ends, or by\n"
+    << " * " << abi.entryName << kFreeWorkspacesSuffix << ".\n"
     << " */\n"
-    << prototype << "\n\n";
+    << prototype << "\n\n"
+    << "/* Frees the workspaces " << abi.entryName
+    << " keeps; the next call allocates them\n"
+    << " * again. Safe during a call: what a call uses is not kept then. */\n"
+    << "void " << abi.entryName << kFreeWorkspacesSuffix << "(void);\n\n";
 
   // A uniform way to call any entry point, for runners that handle many
   // specs (bench/gpu's runner registers every compiled spec by it).

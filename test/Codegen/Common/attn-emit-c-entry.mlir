@@ -51,6 +51,9 @@
 // CHECK-NEXT:  llvm.return %[[C2]] : i32
 // CHECK-NOT:   attn.c_entry
 // CHECK-NOT:   @attn_t_packed
+// Exported beside it: nothing to free in a module that keeps no workspace.
+// CHECK-LABEL: llvm.func @attn_t_free_workspaces() attributes {dso_local}
+// CHECK-NEXT:    llvm.return
 
 // PACKED-LABEL: llvm.func @attn_t_packed(
 // PACKED-SAME:    %[[ARRAYS:[^:]+]]: !llvm.ptr, %[[SIZES:[^:]+]]: !llvm.ptr) -> i32
@@ -67,6 +70,25 @@ module attributes {attn.c_entry = {
     equalities = [["N", "M"]],
     products = [[1, 2, "N", 8]]}} {
   llvm.func @_mlir_ciface_spec(%a: !llvm.ptr, %b: !llvm.ptr) {
+    llvm.return
+  }
+}
+
+// -----
+
+// With attn-cache-workspaces' slots: attn_<name>_free_workspaces empties them.
+// CHECK-LABEL: llvm.func @attn_w_free_workspaces() attributes {dso_local}
+// CHECK-NEXT:    llvm.call @__attn_workspace_free_all() : () -> ()
+// CHECK-NEXT:    llvm.return
+module attributes {attn.c_entry = {
+    spec = "w", entry = "attn_w", callee = "_mlir_ciface_spec", source = "",
+    sizes = [], size_c_names = [], static_sizes = [],
+    arrays = [{name = "q", c_name = "q", shape = [1]}, {name = "out", c_name = "out", output, shape = [1]}],
+    equalities = [], products = []}} {
+  llvm.func @_mlir_ciface_spec(%a: !llvm.ptr, %b: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func internal @__attn_workspace_free_all() {
     llvm.return
   }
 }

@@ -20,6 +20,11 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+/* attn_NAME_free_workspaces, from -DATTN_ENTRY=attn_NAME. */
+#define PASTE(entry, suffix) entry##suffix
+#define FREE_WORKSPACES_OF(entry) PASTE(entry, _free_workspaces)
+#define FREE_WORKSPACES FREE_WORKSPACES_OF(ATTN_ENTRY)
+
 /* The process's virtual size in bytes (/proc/self/statm, in pages). */
 static long long virtualBytes(void) {
   FILE *file = fopen("/proc/self/statm", "r");
@@ -57,8 +62,11 @@ int main(int argc, char **argv) {
   if (argc != 4)
     return 2;
   long long heads = atoll(argv[1]), dim = atoll(argv[2]), n = atoll(argv[3]);
-  /* Starts the OpenMP threads while memory is plentiful. */
+  /* Starts the OpenMP threads while memory is plentiful, then gives back
+   * the workspaces the object keeps for its next call, which the capped
+   * call would otherwise reuse. */
   int first = call(heads, dim, 100);
+  FREE_WORKSPACES();
 
   struct rlimit saved;
   if (getrlimit(RLIMIT_AS, &saved) != 0)

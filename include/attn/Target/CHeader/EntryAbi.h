@@ -62,6 +62,11 @@ struct EntryAbi {
   std::vector<std::vector<Extent>> products;
 };
 
+/// The suffix of the function the object exports beside the entry point,
+/// `void attn_<name>_free_workspaces(void)`, which frees the workspaces the
+/// code keeps from one call to the next (attn-cache-workspaces).
+constexpr const char *kFreeWorkspacesSuffix = "_free_workspaces";
+
 /// The largest byte size an array (or an intermediate) may have: 2^62, far
 /// beyond any memory, so that padding and index arithmetic cannot overflow.
 constexpr uint64_t kMaxBytes = uint64_t(1) << 62;
