@@ -51,11 +51,12 @@ EnclosingLoop enclosingLoop(Operation *op) {
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp()) {
     if (auto loop = dyn_cast<scf::ForOp>(parent))
-      return {loop, loop.getInductionVar(), loop.getStep()};
+      return {loop, loop.getInductionVar(), loop.getStep(), {}};
     if (auto loop = dyn_cast<scf::ParallelOp>(parent)) {
-      ValueRange ivs = loop.getInductionVars();
+      // A copy: a ValueRange of the returned vector would dangle.
+      SmallVector<Value> ivs = loop.getInductionVars();
       return {loop, ivs.back(), loop.getStep().back(),
-              SmallVector<Value>(ivs.drop_back())};
+              SmallVector<Value>(ArrayRef<Value>(ivs).drop_back())};
     }
     if (isa<FunctionOpInterface>(parent))
       break;
