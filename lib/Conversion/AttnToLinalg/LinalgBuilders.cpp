@@ -295,6 +295,23 @@ Value LinalgBuilder::transposeTile(Value a) {
       [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
+Value LinalgBuilder::copyInto(Value a, Value dest, bool transpose) {
+  Type elementType = getElementTypeOrSelf(dest);
+  bool widen = getElementTypeOrSelf(a) != elementType;
+  // A plain copy as linalg.copy: the canonicalizer would fold an identity
+  // generic into its input, and the copy would then follow the scf.if that
+  // yields it, from a buffer of unknown strides (a scalar loop).
+  if (!widen && !transpose)
+    return linalg::CopyOp::create(b, a, dest).getResult(0);
+  return generic(
+      dest, {a}, {transpose ? map(2, {1, 0}) : map(2, {0, 1}), map(2, {0, 1})},
+      {kPar, kPar}, [&](OpBuilder &ob, Location loc, ValueRange args) -> Value {
+        if (widen)
+          return arith::ExtFOp::create(ob, loc, elementType, args[0]);
+        return args[0];
+      });
+}
+
 Value LinalgBuilder::paddedTile(Value tensor, Value bi, Value hi, Value row0,
                                 int64_t rows, Value cols, Value validRows) {
   Value real = tile2d(tensor, bi, hi, row0, validRows, cols);
@@ -399,10 +416,28 @@ std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
     Value hi = forall.getInductionVars()[1];
     Value kt = forall.getInductionVars()[2];
     Value row0 = b.mul(kt, b.index(keyTile));
+    // Written straight into this iteration's part of the outputs: a whole
+    // tile is read in place, only the last one is padded first.
+    Value panelDest = b.panel(forall.getRegionIterArgs()[0], bi, hi, kt,
+                              term.width, keyTile);
+    Value valueDest = b.tile2d(forall.getRegionIterArgs()[1], bi, hi, row0,
+                               keyTile, term.valueDim);
     // phi(K_t)^T (phi = 0 on the rows past M, which the masks hide too)
-    Value panel =
-        b.transposeTile(keyFeatureTile(b, term, bi, hi, row0, keyTile));
-    Value vTile = rowTile(b, term.values, bi, hi, row0, keyTile, term.keys);
+    Value panel;
+    if (!term.features.map && !term.decay.keyWeight)
+      panel = consumeRowTile(
+          b, term.rawK, bi, hi, row0, keyTile, term.keys,
+          [&](LinalgBuilder &inner, Value tile, Value) {
+            return inner.copyInto(tile, panelDest, /*transpose=*/true);
+          });
+    else
+      panel = b.copyInto(keyFeatureTile(b, term, bi, hi, row0, keyTile),
+                         panelDest, /*transpose=*/true);
+    Value vTile = consumeRowTile(
+        b, term.values, bi, hi, row0, keyTile, term.keys,
+        [&](LinalgBuilder &inner, Value tile, Value) {
+          return inner.copyInto(tile, valueDest, /*transpose=*/false);
+        });
     ob.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         ob, panel, forall.getRegionIterArgs()[0],

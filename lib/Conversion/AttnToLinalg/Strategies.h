@@ -109,6 +109,9 @@ public:
   Value columnSum(Value a, Value init);
   /// A^T of a static 2-D tile, as a fresh tile.
   Value transposeTile(Value a);
+  /// A (or A^T with \p transpose) written into the 2-D \p dest, widened to
+  /// dest's element type: a copy into a buffer that already exists.
+  Value copyInto(Value a, Value dest, bool transpose);
   /// Rows [row0, row0 + rows) of the 4-D \p tensor at (bi, hi) as a static
   /// [rows, X] tile, with zero rows where rows run past the sequence
   /// (\p validRows = min(rows, L - row0) of them are real).

@@ -139,20 +139,31 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 
 // qk-first in the CPU form: one parallel pass over (batch, head, key tile)
 // writes K_t^T into its panel [B, H, T, W, tile] and V_t (zero-padded past
-// M) into whole tiles, from K and V themselves; each query tile then scales
-// its own rows of Q (Q_t s) instead of reading a scaled, padded copy of Q.
+// M) into whole tiles, straight into the outputs' slices: a whole tile is
+// read from K and V in place, only the last one is padded first. Each query
+// tile then scales its own rows of Q (Q_t s) instead of reading a scaled,
+// padded copy of Q.
 // TILES-LABEL: func.func @qk_first_tiles(
 // TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
 // TILES-DAG:     %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
 // TILES-NOT:     linalg.transpose
 // TILES:         %[[PANELS:.+]]:2 = scf.forall (%[[H:.+]], %[[KT:.+]]) in (2, %[[KTILES:.+]]) shared_outs(%[[PO:.+]] = %{{.*}}, %[[VO:.+]] = %{{.*}}) -> (tensor<1x2x?x4x4xf32>, tensor<1x2x?x4xf32>)
 // TILES:           %[[ROW0:.+]] = arith.muli %[[KT]], %c4 : index
-// TILES:           %[[KTILE:.+]] = scf.if
-// TILES:             tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
-// K_t^T
-// TILES:           %[[KTT:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>)
+// TILES:           %[[PDEST:.+]] = tensor.extract_slice %[[PO]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 4, 4]
+// TILES:           %[[VDEST:.+]] = tensor.extract_slice %[[VO]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// K_t^T: a whole tile in place, the last one padded.
+// TILES:           %[[KTT:.+]] = scf.if
+// TILES:             %[[KTILE:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:             linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>) outs(%[[PDEST]] : tensor<4x4xf32>)
+// TILES:           } else {
+// TILES:             %[[KPAD:.+]] = tensor.pad
+// TILES:             linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[KPAD]] : tensor<4x4xf32>) outs(%[[PDEST]] : tensor<4x4xf32>) attrs = {attn.partial_tile}
 // TILES:           %[[VTILE:.+]] = scf.if
-// TILES:             tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:             %[[VSLICE:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// TILES:             linalg.copy ins(%[[VSLICE]] : tensor<4x4xf32>) outs(%[[VDEST]] : tensor<4x4xf32>)
+// TILES:           } else {
+// TILES:             %[[VPAD:.+]] = tensor.pad
+// TILES:             linalg.copy {attn.partial_tile} ins(%[[VPAD]] : tensor<4x4xf32>) outs(%[[VDEST]] : tensor<4x4xf32>)
 // TILES:           tensor.parallel_insert_slice %[[KTT]] into %[[PO]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 4, 4]
 // TILES:           tensor.parallel_insert_slice %[[VTILE]] into %[[VO]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
 // TILES:         scf.forall (%{{.*}}, %{{.*}}) in (2, %{{.*}}) shared_outs
