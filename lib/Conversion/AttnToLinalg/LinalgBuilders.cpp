@@ -392,23 +392,27 @@ PaddedOperands to_linalg::padToTiles(LinalgBuilder &b, const TermOperands &term,
   return padded;
 }
 
-std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
-                                                      const TermOperands &term,
-                                                      int64_t keyTile,
-                                                      Value keyTiles) {
+KeyPanels to_linalg::keyPanelsAndValues(LinalgBuilder &b,
+                                        const TermOperands &term,
+                                        int64_t keyTile, Value keyTiles) {
   ImplicitLocOpBuilder &ob = b.b;
+  KeyPanels result;
+  result.lastValueTileOnly = getElementTypeOrSelf(term.values).isF32();
   // Per key/value head: the query heads of a group (DESIGN §1.3) share one
   // set of panels, built once.
   Value panels = b.empty(
       {term.batch, term.keyHeads, keyTiles, term.width, b.index(keyTile)});
-  Value values = b.empty({term.batch, term.keyHeads,
-                          b.mul(keyTiles, b.index(keyTile)), term.valueDim});
+  SmallVector<Value> outs = {panels};
+  if (!result.lastValueTileOnly)
+    outs.push_back(b.empty({term.batch, term.keyHeads,
+                            b.mul(keyTiles, b.index(keyTile)),
+                            term.valueDim}));
   auto forall = scf::ForallOp::create(
       ob,
       ArrayRef<OpFoldResult>{LinalgBuilder::ofr(term.batch),
                              LinalgBuilder::ofr(term.keyHeads),
                              LinalgBuilder::ofr(keyTiles)},
-      ValueRange{panels, values}, std::nullopt);
+      outs, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(ob);
     ob.setInsertionPoint(forall.getTerminator());
@@ -420,8 +424,6 @@ std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
     // tile is read in place, only the last one is padded first.
     Value panelDest = b.panel(forall.getRegionIterArgs()[0], bi, hi, kt,
                               term.width, keyTile);
-    Value valueDest = b.tile2d(forall.getRegionIterArgs()[1], bi, hi, row0,
-                               keyTile, term.valueDim);
     // phi(K_t)^T (phi = 0 on the rows past M, which the masks hide too)
     Value panel;
     if (!term.features.map && !term.decay.keyWeight)
@@ -433,11 +435,16 @@ std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
     else
       panel = b.copyInto(keyFeatureTile(b, term, bi, hi, row0, keyTile),
                          panelDest, /*transpose=*/true);
-    Value vTile = consumeRowTile(
-        b, term.values, bi, hi, row0, keyTile, term.keys,
-        [&](LinalgBuilder &inner, Value tile, Value) {
-          return inner.copyInto(tile, valueDest, /*transpose=*/false);
-        });
+    Value vTile;
+    if (!result.lastValueTileOnly) {
+      Value valueDest = b.tile2d(forall.getRegionIterArgs()[1], bi, hi, row0,
+                                 keyTile, term.valueDim);
+      vTile = consumeRowTile(
+          b, term.values, bi, hi, row0, keyTile, term.keys,
+          [&](LinalgBuilder &inner, Value tile, Value) {
+            return inner.copyInto(tile, valueDest, /*transpose=*/false);
+          });
+    }
     ob.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         ob, panel, forall.getRegionIterArgs()[0],
@@ -445,14 +452,72 @@ std::pair<Value, Value> to_linalg::keyPanelsAndValues(LinalgBuilder &b,
         {ob.getIndexAttr(1), ob.getIndexAttr(1), ob.getIndexAttr(1),
          LinalgBuilder::ofr(term.width), ob.getIndexAttr(keyTile)},
         SmallVector<OpFoldResult>(5, ob.getIndexAttr(1)));
+    if (vTile)
+      tensor::ParallelInsertSliceOp::create(
+          ob, vTile, forall.getRegionIterArgs()[1],
+          {bi, hi, row0, ob.getIndexAttr(0)},
+          {ob.getIndexAttr(1), ob.getIndexAttr(1), ob.getIndexAttr(keyTile),
+           LinalgBuilder::ofr(term.valueDim)},
+          SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
+  }
+  result.panels = forall.getResult(0);
+  if (!result.lastValueTileOnly) {
+    result.values = forall.getResult(1);
+    return result;
+  }
+
+  // The last key tile of V, zero-padded: M - (T - 1) keyTile real rows.
+  Value lastRow0 = b.mul(b.sub(keyTiles, b.index(1)), b.index(keyTile));
+  Value lastRows = b.sub(term.keys, lastRow0);
+  auto lastForall = scf::ForallOp::create(
+      ob,
+      ArrayRef<OpFoldResult>{LinalgBuilder::ofr(term.batch),
+                             LinalgBuilder::ofr(term.keyHeads)},
+      ValueRange{b.empty({term.batch, term.keyHeads, b.index(keyTile),
+                          term.valueDim})},
+      std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(ob);
+    ob.setInsertionPoint(lastForall.getTerminator());
+    Value bi = lastForall.getInductionVars()[0];
+    Value hi = lastForall.getInductionVars()[1];
+    Value last = b.paddedTile(term.values, bi, hi, lastRow0, keyTile,
+                              term.valueDim, lastRows);
+    ob.setInsertionPointToStart(lastForall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
-        ob, vTile, forall.getRegionIterArgs()[1],
-        {bi, hi, row0, ob.getIndexAttr(0)},
+        ob, last, lastForall.getRegionIterArgs()[0],
+        {bi, hi, ob.getIndexAttr(0), ob.getIndexAttr(0)},
         {ob.getIndexAttr(1), ob.getIndexAttr(1), ob.getIndexAttr(keyTile),
          LinalgBuilder::ofr(term.valueDim)},
         SmallVector<OpFoldResult>(4, ob.getIndexAttr(1)));
   }
-  return {forall.getResult(0), forall.getResult(1)};
+  result.values = lastForall.getResult(0);
+  return result;
+}
+
+Value to_linalg::valueTile(LinalgBuilder &b, const TermOperands &term,
+                          const KeyPanels &panels, Value bi, Value hi,
+                          Value col0, int64_t keyTile) {
+  if (!panels.lastValueTileOnly)
+    return b.tile2d(panels.values, bi, hi, col0, keyTile, term.valueDim);
+  Value whole = arith::CmpIOp::create(b.b, arith::CmpIPredicate::ule,
+                                      b.add(col0, b.index(keyTile)), term.keys);
+  return scf::IfOp::create(
+             b.b, whole,
+             [&](OpBuilder &ob, Location loc) {
+               ImplicitLocOpBuilder ib(loc, ob);
+               LinalgBuilder inner(ib);
+               scf::YieldOp::create(ib, inner.tile2d(term.values, bi, hi, col0,
+                                                     keyTile, term.valueDim));
+             },
+             [&](OpBuilder &ob, Location loc) {
+               ImplicitLocOpBuilder ib(loc, ob);
+               LinalgBuilder inner(ib);
+               scf::YieldOp::create(
+                   ib, inner.tile2d(panels.values, bi, hi, inner.index(0),
+                                    keyTile, term.valueDim));
+             })
+      .getResult(0);
 }
 
 Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,

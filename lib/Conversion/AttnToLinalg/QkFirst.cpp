@@ -324,17 +324,20 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
   const bool staticTiles = tiles.staticTiles;
   Value queryTiles = b.ceilDiv(term.queries, queryTile);
   Value keyTiles = b.ceilDiv(term.keys, keyTile);
-  Value paddedQ, paddedKT, paddedV, paddedRowEps;
+  Value paddedQ, paddedRowEps;
+  KeyPanels panels;
   if (staticTiles) {
     PaddedOperands padded = padToTiles(b, term, queryTile, keyTile);
     paddedQ = padded.queries;
     paddedRowEps = padded.rowEps;
-    paddedKT = padded.keysT;
-    paddedV = padded.values;
+    panels.panels = padded.keysT;
+    panels.values = padded.values;
   } else {
-    std::tie(paddedKT, paddedV) =
-        keyPanelsAndValues(b, term, keyTile, keyTiles);
+    panels = keyPanelsAndValues(b, term, keyTile, keyTiles);
   }
+  // V as the arrays hold it (whole tiles read in place), whatever length
+  // the batch element gives its keys.
+  const TermOperands &arrays = term;
   bool isSoftmax = term.score == Score::Softmax;
   Value negInf = b.f32(-INFINITY);
   // A per-token decay reads Lambda of every query row and key column.
@@ -386,9 +389,9 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           LinalgBuilder inner(ib);
           Value col0 = inner.mul(kt, inner.index(keyTile));
           Value kTile =
-              inner.panel(paddedKT, bi, kvHi, kt, term.width, keyTile);
+              inner.panel(panels.panels, bi, kvHi, kt, term.width, keyTile);
           Value vTile =
-              inner.tile2d(paddedV, bi, kvHi, col0, keyTile, term.valueDim);
+              valueTile(inner, arrays, panels, bi, kvHi, col0, keyTile);
           // Square tiles (all the pass builds today) share one constant.
           Value tq = inner.index(queryTile);
           Value tk = keyTile == queryTile ? tq : inner.index(keyTile);

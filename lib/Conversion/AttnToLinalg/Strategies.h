@@ -443,13 +443,28 @@ struct PaddedOperands {
 PaddedOperands padToTiles(LinalgBuilder &b, const TermOperands &term,
                           int64_t queryTile, int64_t keyTile);
 
-/// phi(K)^T in tile panels [B, H, T, W, keyTile] and V zero-padded to whole
-/// tiles [B, H, T keyTile, E], built by one scf.forall over (batch, head,
-/// key tile) from K and V themselves: what qk-first reads for every query
-/// tile, made in parallel and without a whole-sequence feature pass.
-std::pair<Value, Value> keyPanelsAndValues(LinalgBuilder &b,
-                                           const TermOperands &term,
-                                           int64_t keyTile, Value keyTiles);
+/// What qk-first reads for every query tile, made once, in parallel and
+/// without a whole-sequence feature pass.
+struct KeyPanels {
+  /// phi(K)^T in tile panels [B, H, T, W, keyTile], built by one
+  /// scf.forall over (batch, head, key tile) from K itself.
+  Value panels;
+  /// f32 values: V's last key tile zero-padded [B, H, keyTile, E] (the
+  /// whole tiles are read from V in place; valueTile). Otherwise V widened
+  /// and zero-padded to whole tiles [B, H, T keyTile, E].
+  Value values;
+  bool lastValueTileOnly = false;
+};
+KeyPanels keyPanelsAndValues(LinalgBuilder &b, const TermOperands &term,
+                             int64_t keyTile, Value keyTiles);
+
+/// The [keyTile, E] values of key tile \p kt (first row col0) at (bi, hi):
+/// a slice of V itself for a whole tile, of the padded last tile otherwise.
+/// Both are slices with rows E apart, so the tile's buffer keeps static
+/// strides.
+Value valueTile(LinalgBuilder &b, const TermOperands &term,
+                const KeyPanels &panels, Value bi, Value hi, Value col0,
+                int64_t keyTile);
 
 /// out[r, e] = num[r, e] / z_r over \p rows rows, 0 where z_r = 0; z_r is
 /// sums_r + eps (rows), the visible key count (length) or 1 (none). Row r is

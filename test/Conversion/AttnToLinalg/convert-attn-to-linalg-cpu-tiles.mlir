@@ -138,34 +138,32 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 }
 
 // qk-first in the CPU form: one parallel pass over (batch, head, key tile)
-// writes K_t^T into its panel [B, H, T, W, tile] and V_t (zero-padded past
-// M) into whole tiles, straight into the outputs' slices: a whole tile is
-// read from K and V in place, only the last one is padded first. Each query
-// tile then scales its own rows of Q (Q_t s) instead of reading a scaled,
-// padded copy of Q.
+// writes K_t^T into its panel [B, H, T, W, tile], straight into the
+// output's slice (a whole tile transposed from K in place, only the last one
+// padded first); a pass over (batch, head) pads V's last key tile; each
+// query tile then scales its own rows of Q (Q_t s) instead of reading a
+// scaled, padded copy of Q, and reads V's whole tiles in place.
 // TILES-LABEL: func.func @qk_first_tiles(
 // TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
 // TILES-DAG:     %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
 // TILES-NOT:     linalg.transpose
-// TILES:         %[[PANELS:.+]]:2 = scf.forall (%[[H:.+]], %[[KT:.+]]) in (2, %[[KTILES:.+]]) shared_outs(%[[PO:.+]] = %{{.*}}, %[[VO:.+]] = %{{.*}}) -> (tensor<1x2x?x4x4xf32>, tensor<1x2x?x4xf32>)
+// TILES:         %[[PANELS:.+]] = scf.forall (%[[H:.+]], %[[KT:.+]]) in (2, %[[KTILES:.+]]) shared_outs(%[[PO:.+]] = %{{.*}}) -> (tensor<1x2x?x4x4xf32>)
 // TILES:           %[[ROW0:.+]] = arith.muli %[[KT]], %c4 : index
 // TILES:           %[[PDEST:.+]] = tensor.extract_slice %[[PO]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 4, 4]
-// TILES:           %[[VDEST:.+]] = tensor.extract_slice %[[VO]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
-// K_t^T: a whole tile in place, the last one padded.
 // TILES:           %[[KTT:.+]] = scf.if
 // TILES:             %[[KTILE:.+]] = tensor.extract_slice %[[K]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
 // TILES:             linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[KTILE]] : tensor<4x4xf32>) outs(%[[PDEST]] : tensor<4x4xf32>)
 // TILES:           } else {
 // TILES:             %[[KPAD:.+]] = tensor.pad
 // TILES:             linalg.generic {indexing_maps = [#[[TR]], #[[ID2]]], {{.*}} ins(%[[KPAD]] : tensor<4x4xf32>) outs(%[[PDEST]] : tensor<4x4xf32>) attrs = {attn.partial_tile}
-// TILES:           %[[VTILE:.+]] = scf.if
-// TILES:             %[[VSLICE:.+]] = tensor.extract_slice %[[V]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
-// TILES:             linalg.copy ins(%[[VSLICE]] : tensor<4x4xf32>) outs(%[[VDEST]] : tensor<4x4xf32>)
-// TILES:           } else {
-// TILES:             %[[VPAD:.+]] = tensor.pad
-// TILES:             linalg.copy {attn.partial_tile} ins(%[[VPAD]] : tensor<4x4xf32>) outs(%[[VDEST]] : tensor<4x4xf32>)
 // TILES:           tensor.parallel_insert_slice %[[KTT]] into %[[PO]][0, %[[H]], %[[KT]], 0, 0] [1, 1, 1, 4, 4]
-// TILES:           tensor.parallel_insert_slice %[[VTILE]] into %[[VO]][0, %[[H]], %[[ROW0]], 0] [1, 1, 4, 4]
+// The last key tile of V, rows M - (T - 1) 4 of it real:
+// TILES:         %[[LASTROW0:.+]] = arith.muli %{{.+}}, %c4 : index
+// TILES:         %[[LASTROWS:.+]] = arith.subi %{{.+}}, %[[LASTROW0]] : index
+// TILES:         %[[LASTV:.+]] = scf.forall (%[[LH:.+]]) in (2) shared_outs(%[[LO:.+]] = %{{.*}}) -> (tensor<1x2x4x4xf32>)
+// TILES:           %[[VREST:.+]] = tensor.extract_slice %[[V]][0, %[[LH]], %[[LASTROW0]], 0] [1, 1, %[[LASTROWS]], 4]
+// TILES:           %[[VPAD:.+]] = tensor.pad %[[VREST]]
+// TILES:           tensor.parallel_insert_slice %[[VPAD]] into %[[LO]][0, %[[LH]], 0, 0] [1, 1, 4, 4]
 // TILES:         scf.forall (%{{.*}}, %{{.*}}) in (2, %{{.*}}) shared_outs
 // Q_t s, from Q's slice in place
 // TILES:           scf.if
@@ -173,8 +171,13 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:             linalg.generic {{.*}} ins(%[[QTILE]] : tensor<4x4xf32>)
 // TILES:               arith.mulf %{{.*}}, %[[SCALE]] : f32
 // TILES:           scf.for %[[KI:.+]] = %c0 to %[[KTILES]]
-// TILES:             tensor.extract_slice %[[PANELS]]#0[0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
-// TILES:             %[[VT:.+]] = tensor.extract_slice %[[PANELS]]#1[0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 4]
+// TILES:             %[[COL0:.+]] = arith.muli %[[KI]], %c4 : index
+// TILES:             tensor.extract_slice %[[PANELS]][0, %{{.*}}, %[[KI]], 0, 0] [1, 1, 1, 4, 4]
+// V_t: V's own rows for a whole tile, the padded last tile otherwise.
+// TILES:             %[[VT:.+]] = scf.if
+// TILES:               tensor.extract_slice %[[V]][0, %{{.*}}, %[[COL0]], 0] [1, 1, 4, 4]
+// TILES:             } else {
+// TILES:               tensor.extract_slice %[[LASTV]][0, %{{.*}}, 0, 0] [1, 1, 4, 4]
 // c acc only where some row's correction c differs from 1 (une: a NaN c
 // scales too); once the maxima settle every c is 1 and acc is used as is.
 // TILES:             %[[CHANGED:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<4xf32>) outs(%{{.+}} : tensor<1xf32>)
