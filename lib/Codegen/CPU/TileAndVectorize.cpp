@@ -229,6 +229,47 @@ struct TileAndVectorizePass
       }
     };
 
+    // A product whose accumulator is a fill (S = Q K^T from 0): the fill
+    // is fused into the loops over register tiles, so each register tile
+    // starts from a vector of the fill value, not from loads of a buffer
+    // that was filled first (a memset of the whole tile).
+    auto tileAndVectorizeFromFill = [&](linalg::GenericOp op,
+                                        ArrayRef<int64_t> sizes,
+                                        TileProduct product) -> bool {
+      Value init = op.getDpsInitOperand(0)->get();
+      auto fill = init.getDefiningOp<linalg::FillOp>();
+      if (!fill || !init.hasOneUse())
+        return false;
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes(getAsIndexOpFoldResult(
+          &getContext(), ArrayRef<int64_t>{sizes[0], sizes[1], 0}));
+      scf::SCFTileAndFuseOptions fusion;
+      fusion.setTilingOptions(tiling);
+      fusion.setFusionControlFn(
+          [](tensor::ExtractSliceOp, OpResult producer, bool)
+              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            if (isa<linalg::FillOp>(producer.getOwner()))
+              return scf::SCFTileAndFuseOptions::ControlFnResult{};
+            return std::nullopt;
+          });
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTileAndFuseResult> fused =
+          scf::tileConsumerAndFuseProducersUsingSCF(
+              rewriter, cast<TilingInterface>(op.getOperation()), fusion);
+      if (failed(fused))
+        return false;
+      rewriter.replaceOp(op, fused->replacements.lookup(op->getResult(0)));
+      auto tiledProduct =
+          dyn_cast<linalg::GenericOp>(fused->tiledAndFusedOps.front());
+      for (Operation *tiled : fused->tiledAndFusedOps)
+        if (isa<linalg::FillOp>(tiled))
+          vectorizeOp(rewriter, tiled);
+      if (!tiledProduct)
+        return true;
+      tileAndVectorize(tiledProduct, {0, 0, sizes[2]}, product);
+      return true;
+    };
+
     for (linalg::GenericOp op : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // A 0-d op has nothing to tile (and no last loop to size).
@@ -258,7 +299,8 @@ struct TileAndVectorizePass
         int64_t wholeRows = rows / tileRows * tileRows;
         if (wholeRows == 0 || wholeRows == rows) {
           sizes[0] = std::min(rows, tileRows);
-          tileAndVectorize(op, sizes, product);
+          if (!tileAndVectorizeFromFill(op, sizes, product))
+            tileAndVectorize(op, sizes, product);
           continue;
         }
         rewriter.setInsertionPoint(op);

@@ -254,3 +254,32 @@ func.func @three_rows(%a: tensor<3x64xf32>, %b: tensor<64x64xf32>, %c: tensor<3x
   } -> tensor<3x64xf32>
   return %0 : tensor<3x64xf32>
 }
+
+// S = Q K^T from zero (C = fill 0, then C += A B): the fill is fused into
+// the loops over register tiles, so each 8x32 register tile's reduction
+// starts from a zero vector (after subset hoisting: the carried value of
+// the reduction loop) and nothing fills the whole 64x64 tile first. AVX2's
+// 6-row tiles split the rows (not fused there: the split slices the fill).
+// HOIST-LABEL: func.func @product_from_fill(
+// HOIST:         linalg.fill
+// AVX512-LABEL: func.func @product_from_fill(
+// AVX512-NOT:    linalg.fill
+// AVX512:        scf.for %{{.*}} = %c0 to %c64 step %c8
+// AVX512:          scf.for %{{.*}} = %c0 to %c64 step %c32
+// AVX512:            %[[ZERO:.+]] = vector.transfer_write %{{.*}}, %{{.*}}[%c0, %c0] {{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// AVX512:            scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args(%{{.*}} = %[[ZERO]])
+// AVX512:              vector.contract {{.*}} : vector<8x4xf32>, vector<4x32xf32> into vector<8x32xf32>
+// AVX512-NOT:    linalg.fill
+func.func @product_from_fill(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
