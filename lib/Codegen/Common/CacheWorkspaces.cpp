@@ -382,7 +382,8 @@ struct AttnCacheWorkspacesPass
       fn.walk([&](LLVM::CallOp call) {
         if (!isCallTo(call, "malloc") || call->getParentOp() != fn)
           return;
-        ArrayRef<LLVM::CallOp> frees = AllocationTrace(call).getFrees();
+        AllocationTrace trace(call);
+        ArrayRef<LLVM::CallOp> frees = trace.getFrees();
         if (!frees.empty())
           cached[call] = SmallVector<LLVM::CallOp>(frees);
       });
