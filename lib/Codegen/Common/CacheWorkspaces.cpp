@@ -14,7 +14,6 @@
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace attn {
@@ -185,7 +184,9 @@ public:
     // Appended to the module's destructors.
     MLIRContext *context = module.getContext();
     SmallVector<Attribute> dtors, priorities, data;
-    if (auto existing = getFirst<LLVM::GlobalDtorsOp>()) {
+    auto dtorOps = module.getOps<LLVM::GlobalDtorsOp>();
+    if (!dtorOps.empty()) {
+      LLVM::GlobalDtorsOp existing = *dtorOps.begin();
       llvm::append_range(dtors, existing.getDtors());
       llvm::append_range(priorities, existing.getPriorities());
       llvm::append_range(data, existing.getData());
@@ -201,13 +202,6 @@ public:
   }
 
 private:
-  template <typename OpTy> OpTy getFirst() {
-    for (Operation &op : *module.getBody())
-      if (auto typed = dyn_cast<OpTy>(op))
-        return typed;
-    return nullptr;
-  }
-
   LLVM::LLVMFuncOp declare(StringRef name, LLVM::LLVMFunctionType type,
                            bool define) {
     if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))

@@ -289,10 +289,7 @@ Value LinalgBuilder::columnSum(Value a, Value init) {
 }
 
 Value LinalgBuilder::transposeTile(Value a) {
-  Value rows = dim(a, 0), cols = dim(a, 1);
-  return generic(
-      empty({cols, rows}), {a}, {map(2, {1, 0}), map(2, {0, 1})}, {kPar, kPar},
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  return copyInto(a, empty({dim(a, 1), dim(a, 0)}), /*transpose=*/true);
 }
 
 Value LinalgBuilder::copyInto(Value a, Value dest, bool transpose) {

@@ -458,7 +458,8 @@ struct KeyPanels {
 KeyPanels keyPanelsAndValues(LinalgBuilder &b, const TermOperands &term,
                              int64_t keyTile, Value keyTiles);
 
-/// The [keyTile, E] values of key tile \p kt (first row col0) at (bi, hi):
+/// The [keyTile, E] values of the key tile whose first row is \p col0, at
+/// (bi, hi):
 /// a slice of V itself for a whole tile, of the padded last tile otherwise.
 /// Both are slices with rows E apart, so the tile's buffer keeps static
 /// strides.
