@@ -341,7 +341,9 @@ def AttnPrefetchNextTiles
     subviews that are), inside an `scf.for` (or
     the innermost dimension of an `scf.parallel`) on whose induction
     variable the subview's offsets depend through pure arithmetic, and
-    whose iteration holds such a tile product. The prefetches are guarded
+    whose iteration holds such a tile product (directly, or in the branch
+    of an `scf.if` that also holds the subview: the whole tiles' branch of
+    a loop whose last tile is padded). The prefetches are guarded
     by the next tile lying inside the argument (the last tile prefetches
     nothing). Prefetches do not change what the code computes.
   }];

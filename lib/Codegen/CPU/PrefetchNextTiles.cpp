@@ -143,17 +143,24 @@ struct ComputeNest {
 };
 
 /// The tile product with the most iterations in one iteration of
-/// \p tileLoop, or none.
-ComputeNest computeNest(Operation *tileLoop) {
+/// \p tileLoop that runs whenever \p tile is read, or none. (A product in
+/// the branch of an scf.if that also reads the tile qualifies: the whole
+/// tiles' branch of a loop whose last tile is padded.)
+ComputeNest computeNest(Operation *tileLoop, Operation *tile) {
   ComputeNest best;
   tileLoop->walk([&](vector::ContractionOp contract) {
     ComputeNest nest;
     nest.iterations = 1;
     Operation *parent = contract->getParentOp();
-    for (; parent && parent != tileLoop; parent = parent->getParentOp()) {
+    Region *region = contract->getParentRegion();
+    for (; parent && parent != tileLoop;
+         region = parent->getParentRegion(), parent = parent->getParentOp()) {
+      if (isa<scf::IfOp>(parent) &&
+          region->isAncestor(tile->getParentRegion()))
+        continue;
       auto loop = dyn_cast<scf::ForOp>(parent);
       if (!loop)
-        return; // Inside an scf.if or another kind of loop: not every time.
+        return; // Another branch or another kind of loop: not every time.
       std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
       std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
       std::optional<int64_t> step = getConstantIntValue(loop.getStep());
@@ -262,7 +269,7 @@ struct PrefetchNextTilesPass
     if (!llvm::is_contained(advances, true))
       return;
 
-    ComputeNest nest = computeNest(loop.loop);
+    ComputeNest nest = computeNest(loop.loop, subview);
     if (!nest.innermost)
       return;
     // The tile's lines: rows of `lineElements`-element lines.

@@ -240,3 +240,74 @@ func.func @few_lines(%k: memref<1x8x?x64xf32>, %w: memref<64x64xf32>, %acc: memr
   }
   return
 }
+
+// -----
+
+// The whole tiles' branch of a loop whose last tile is padded (kv-first's
+// state pass): the tile read in place in the scf.if's then-branch is
+// prefetched by the product of that branch; the padded branch, which runs
+// once, prefetches nothing.
+// CHECK-LABEL: func.func @whole_tiles_branch(
+// CHECK-SAME:    %[[K:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         scf.for %[[T:[a-z0-9]+]] =
+// CHECK:           scf.if
+// CHECK:             math.exp
+// CHECK:             scf.for %{{.+}} = %c0 to %c64 step %c4
+// CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK:               memref.prefetch %[[K]][%c0, %c2, %{{.+}}, %{{.+}}], read, locality<2>, data
+// CHECK:           } else {
+// CHECK-NOT:         memref.prefetch
+// CHECK:         return
+#idw = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bw = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cw = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @whole_tiles_branch(%k: memref<1x8x?x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %k, %c2 : memref<1x8x?x64xf32>
+  %phi = memref.alloc() : memref<64x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %end = arith.addi %row, %c64 : index
+    %whole = arith.cmpi ule, %end, %n : index
+    scf.if %whole {
+      %src = memref.subview %k[0, 2, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+      scf.for %r = %c0 to %c64 step %c1 {
+        scf.for %c = %c0 to %c64 step %c8 {
+          %x = vector.transfer_read %src[%r, %c], %zero {in_bounds = [true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<8xf32>
+          %e = math.exp %x : vector<8xf32>
+          vector.transfer_write %e, %phi[%r, %c] {in_bounds = [true]} : vector<8xf32>, memref<64x64xf32>
+        }
+      }
+      scf.for %i = %c0 to %c64 step %c8 {
+        %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+        %res = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+          %x = vector.transfer_read %phi[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+          %y = vector.transfer_read %phi[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x64xf32>
+          %z = vector.contract {indexing_maps = [#idw, #bw, #cw], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+          scf.yield %z : vector<8x64xf32>
+        }
+        vector.transfer_write %res, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+      }
+    } else {
+      %rows = arith.subi %n, %row : index
+      %src = memref.subview %k[0, 2, %row, 0] [1, 1, %rows, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<?x64xf32, strided<[64, 1], offset: ?>>
+      scf.for %i = %c0 to %c64 step %c8 {
+        %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+        %res = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+          %x = vector.transfer_read %src[%i, %l], %zero : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<8x4xf32>
+          %y = vector.transfer_read %phi[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x64xf32>
+          %z = vector.contract {indexing_maps = [#idw, #bw, #cw], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+          scf.yield %z : vector<8x64xf32>
+        }
+        vector.transfer_write %res, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+      }
+    }
+  }
+  return
+}
