@@ -4,7 +4,8 @@
 // each loop iteration reads a tile out of DRAM (a copy, or a feature map that
 // reads it in place), then computes on it, so memory and cores take turns.
 // Prefetching the next iteration's tile during this one's tile product lets
-// the memory work while the cores compute.
+// the memory work while the cores compute. The output's tiles likewise: each
+// line's first store waits for the line unless it was prefetched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,53 @@ bool isOnlyRead(Value view) {
     }
   }
   return true;
+}
+
+/// Whether \p view is only written: the destination of copies, vector
+/// transfers, stores or linalg ops (as an init), or cut into subviews that
+/// are only written. (An output tile: its lines are fetched for ownership by
+/// the first store to each, a wait a prefetch for writing moves ahead.)
+bool isOnlyWritten(Value view) {
+  for (OpOperand &use : view.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      if (copy.getSource() == view)
+        return false;
+    } else if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
+      if (!isOnlyWritten(subview.getResult()))
+        return false;
+    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+      if (!linalgOp.isDpsInit(&use))
+        return false;
+    } else if (auto write = dyn_cast<vector::TransferWriteOp>(user)) {
+      if (write.getBase() != view)
+        return false;
+    } else if (auto store = dyn_cast<vector::StoreOp>(user)) {
+      if (store.getBase() != view)
+        return false;
+    } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      if (store.getMemRef() != view)
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The largest value \p size takes: a constant, or the constant bound of a
+/// `min` (a tile that the end of the sequence cuts: min(N - row0, tile)).
+std::optional<int64_t> constantUpperBound(OpFoldResult size) {
+  if (std::optional<int64_t> constant = getConstantIntValue(size))
+    return constant;
+  Operation *def = cast<Value>(size).getDefiningOp();
+  if (!isa_and_nonnull<arith::MinUIOp, arith::MinSIOp>(def))
+    return std::nullopt;
+  std::optional<int64_t> bound;
+  for (Value operand : def->getOperands())
+    if (std::optional<int64_t> operandBound = constantUpperBound(operand))
+      bound = bound ? std::min(*bound, *operandBound) : *operandBound;
+  return bound;
 }
 
 /// The loops of a tile product (the scf.for nest around a vector.contract)
@@ -188,27 +236,38 @@ struct PrefetchNextTilesPass
     Block &entry = func.getFunctionBody().front();
     // The tiles read from the caller's arrays: copied into a buffer, or
     // read in place by the op that consumes them (a feature map).
-    SmallVector<memref::SubViewOp> tiles;
+    // And the output tiles, written in place: prefetched for writing.
+    SmallVector<std::pair<memref::SubViewOp, bool>> tiles;
     func->walk([&](memref::SubViewOp subview) {
       auto argument = dyn_cast<BlockArgument>(subview.getSource());
-      if (argument && argument.getOwner() == &entry &&
-          isOnlyRead(subview.getResult()))
-        tiles.push_back(subview);
+      if (!argument || argument.getOwner() != &entry)
+        return;
+      if (isOnlyRead(subview.getResult()))
+        tiles.push_back({subview, /*forWrite=*/false});
+      else if (isOnlyWritten(subview.getResult()))
+        tiles.push_back({subview, /*forWrite=*/true});
     });
-    for (memref::SubViewOp subview : tiles)
-      prefetchNextTile(subview);
+    for (auto [subview, forWrite] : tiles)
+      prefetchNextTile(subview, forWrite);
   }
 
-  void prefetchNextTile(memref::SubViewOp subview) {
+  void prefetchNextTile(memref::SubViewOp subview, bool forWrite) {
     auto sourceType = cast<MemRefType>(subview.getSource().getType());
     int64_t elementBytes = sourceType.getElementTypeBitWidth() / 8;
     if (elementBytes == 0 || !sourceType.getLayout().isIdentity() ||
-        llvm::any_of(subview.getStaticSizes(), ShapedType::isDynamic) ||
         !llvm::all_of(subview.getStaticStrides(),
                       [](int64_t stride) { return stride == 1; }))
       return;
+    // A size the end of the array cuts counts as its bound: the next tile is
+    // prefetched only where it lies inside the array whole.
+    SmallVector<int64_t> sizes;
+    for (OpFoldResult size : subview.getMixedSizes()) {
+      std::optional<int64_t> bound = constantUpperBound(size);
+      if (!bound || *bound <= 0)
+        return;
+      sizes.push_back(*bound);
+    }
     // The rows: the one outer dimension longer than 1, if any.
-    ArrayRef<int64_t> sizes = subview.getStaticSizes();
     int64_t rowDim = -1;
     for (int64_t dim = 0; dim + 1 < static_cast<int64_t>(sizes.size()); ++dim) {
       if (sizes[dim] == 1)
@@ -338,7 +397,7 @@ struct PrefetchNextTilesPass
             arith::DivUIOp::create(builder, loc, line, constant(linesPerRow)));
       // Into L2 (locality 2): the tiles in use keep L1.
       memref::PrefetchOp::create(builder, loc, subview.getSource(), indices,
-                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 forWrite, /*localityHint=*/2,
                                  /*isDataCache=*/true);
     }
   }

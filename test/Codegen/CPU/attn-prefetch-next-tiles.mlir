@@ -146,8 +146,9 @@ func.func @query_tiles(%q: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %out: me
 // -----
 
 // A tile read in place (an elementwise feature map reads K's rows with
-// vector transfers, no copy) is prefetched as a copied one is; a tile the
-// loop writes (the output's rows) is not.
+// vector transfers, no copy) is prefetched as a copied one is; the tile the
+// loop only writes (the output's rows, a copy's target) is prefetched for
+// writing: each line's first store then finds it in cache.
 // CHECK-LABEL: func.func @read_in_place(
 // CHECK-SAME:    %[[K:[a-z0-9]+]]: memref<1x8x?x64xf32>, %[[O:[a-z0-9]+]]: memref<1x8x?x64xf32>
 // CHECK:         scf.for %[[T:[a-z0-9]+]] =
@@ -155,8 +156,8 @@ func.func @query_tiles(%q: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %out: me
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK:               memref.prefetch %[[O]][%c0, %c2, %{{.+}}, %{{.+}}], write, locality<2>, data
 // CHECK:               memref.prefetch %[[K]][%c0, %c2, %{{.+}}, %{{.+}}], read, locality<2>, data
-// CHECK-NOT:           memref.prefetch %[[O]]
 // CHECK:         return
 #ida = affine_map<(d0, d1, d2) -> (d0, d2)>
 #ba = affine_map<(d0, d1, d2) -> (d2, d1)>
@@ -308,6 +309,68 @@ func.func @whole_tiles_branch(%k: memref<1x8x?x64xf32>, %acc: memref<64x64xf32>,
         vector.transfer_write %res, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
       }
     }
+  }
+  return
+}
+
+// -----
+
+// An output tile that the end of the sequence cuts (rows min(N - row0, 64),
+// written in place by the normalisation) counts as its 64 rows: the next
+// tile is prefetched for writing only where all 64 lie inside the output.
+// A tile that is both read and written (the accumulator) is not prefetched.
+// CHECK-LABEL: func.func @cut_output_tiles(
+// CHECK-SAME:    %[[O:[a-z0-9]+]]: memref<1x8x?x64xf32>, %{{.+}}: memref<64x64xf32>, %[[ACC:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         %[[N:.+]] = memref.dim %[[O]], %c2
+// CHECK:         scf.parallel (%[[H:[a-z0-9]+]], %[[T:[a-z0-9]+]]) =
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK-NEXT:          %[[ROW0:.+]] = arith.muli %[[NEXT]], %c64
+// CHECK-NEXT:          %[[END:.+]] = arith.addi %[[ROW0]], %c64
+// CHECK-NEXT:          %[[INSIDE:.+]] = arith.cmpi ule, %[[END]], %[[N]]
+// CHECK-NEXT:          scf.if %[[INSIDE]] {
+// CHECK:                 memref.prefetch %[[O]][%c0, %[[H]], %{{.+}}, %{{.+}}], write, locality<2>, data
+// CHECK-NOT:         memref.prefetch %[[ACC]]
+// CHECK:         return
+#idc = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bc = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cc = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ew = affine_map<(d0, d1) -> (d0, d1)>
+func.func @cut_output_tiles(%o: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %acc: memref<1x8x?x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %o, %c2 : memref<1x8x?x64xf32>
+  scf.parallel (%h, %t) = (%c0, %c0) to (%c8, %tiles) step (%c1, %c1) {
+    %row = arith.muli %t, %c64 : index
+    %left = arith.subi %n, %row : index
+    %rows = arith.minui %left, %c64 : index
+    %tile = memref.alloca() : memref<64x64xf32>
+    %sums = memref.subview %acc[0, %h, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %sums[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<8x64xf32>
+      %r = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %s[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %s[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#idc, #bc, #cc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %r, %sums[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32, strided<[64, 1], offset: ?>>
+      vector.transfer_write %r, %tile[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+    }
+    %real = memref.subview %tile[0, 0] [%rows, 64] [1, 1] : memref<64x64xf32> to memref<?x64xf32, strided<[64, 1]>>
+    %dst = memref.subview %o[0, %h, %row, 0] [1, 1, %rows, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<?x64xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#ew, #ew], iterator_types = ["parallel", "parallel"]} ins(%real : memref<?x64xf32, strided<[64, 1]>>) outs(%dst : memref<?x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      %twice = arith.addf %in, %in : f32
+      linalg.yield %twice : f32
+    }
+    scf.reduce
   }
   return
 }
