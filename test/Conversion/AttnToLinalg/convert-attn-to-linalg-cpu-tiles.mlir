@@ -15,8 +15,13 @@
 // TILES-DAG:   #[[MM_C:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // TILES-DAG:   #[[COL:.+]] = affine_map<(d0, d1) -> (d1)>
 // TILES-DAG:   #[[TR:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// TILES-DAG:   #[[ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// TILES-DAG:   #[[ID1:.+]] = affine_map<(d0) -> (d0)>
 // TILES-LABEL: func.func @kv_first_tiles(
 // TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
+// TILES-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
+// TILES-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// TILES-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // TILES:         %[[N:.+]] = tensor.dim %[[Q]], %c2
 // TILES:         %[[M:.+]] = tensor.dim %[[K]], %c2
 // TILES:         %[[KTILES:.+]] = arith.ceildivui %[[M]], %c4 : index
@@ -74,10 +79,19 @@
 // TILES:               math.exp
 // TILES:           %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
 // TILES:           %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[PHIQ]], %{{.*}} : tensor<4x4xf32>, tensor<4xf32>)
-// O_t = num / (den + eps) on the real rows only, stored in place
+// r = 1 / (den + eps), 0 where den + eps = 0; O_t = num * r on the real rows
+// only, stored in place
 // TILES:           %[[NUMV:.+]] = tensor.extract_slice %[[NUM]][0, 0] [%[[VALID]], 4]
 // TILES:           %[[DENV:.+]] = tensor.extract_slice %[[DEN]][0] [%[[VALID]]]
-// TILES:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUMV]], %[[DENV]] : tensor<?x4xf32>, tensor<?xf32>)
+// TILES:           %[[RECIPS:.+]] = linalg.generic {indexing_maps = [#[[ID1]], #[[ID1]]], iterator_types = ["parallel"]} ins(%[[DENV]] : tensor<?xf32>)
+// TILES:           ^bb0(%[[D_S:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES:             %[[DE:.+]] = arith.addf %[[D_S]], %[[EPS]] : f32
+// TILES:             %[[IS_ZERO:.+]] = arith.cmpf oeq, %[[DE]], %[[ZERO]] : f32
+// TILES:             %[[RECIP:.+]] = arith.divf %[[ONE]], %[[DE]] : f32
+// TILES:             arith.select %[[IS_ZERO]], %[[ZERO]], %[[RECIP]] : f32
+// TILES:           %[[O:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[NUMV]], %[[RECIPS]] : tensor<?x4xf32>, tensor<?xf32>)
+// TILES:           ^bb0(%[[N_S:[a-z0-9_]+]]: f32, %[[R_S:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES:             arith.mulf %[[N_S]], %[[R_S]] : f32
 // TILES:           tensor.parallel_insert_slice %[[O]] into %[[OUT]][0, %{{.*}}, %[[QROW0]], 0] [1, 1, %[[VALID]], 4]
 func.func @kv_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel elu1 (%q, %k, %v) order kv_first : !t, !t, !t -> !t
@@ -216,6 +230,7 @@ func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
 // TILES-DAG:     %[[QROOM:.+]] = arith.constant 2.000000e+01 : f32
 // TILES-DAG:     %[[KROOM:.+]] = arith.constant 3.600000e+01 : f32
+// TILES-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // TILES:         %[[CT:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1xf32>)
 // TILES:           %[[ABOVE:.+]] = arith.subf %{{.*}}, %[[KROOM]] : f32
 // TILES:           arith.maximumf %{{.*}}, %[[ABOVE]] : f32
@@ -244,9 +259,15 @@ func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:             %[[NEG:.+]] = arith.negf %[[TOTAL]] : f32
 // TILES:             %[[FACTOR:.+]] = math.exp %[[NEG]] : f32
 // TILES:             arith.mulf %[[FACTOR]], %[[EPS]] : f32
-// O_r = num_r / (den_r + eps_r)
+// r_r = 1 / (den_r + eps_r); O_r = num_r * r_r
 // TILES:           %[[ROWEPS_REAL:.+]] = tensor.extract_slice %[[ROWEPS]]
-// TILES:           linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[ROWEPS_REAL]] : tensor<?x4xf32>, tensor<?xf32>, tensor<?xf32>)
+// TILES:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %[[ROWEPS_REAL]] : tensor<?xf32>, tensor<?xf32>)
+// TILES:           ^bb0(%[[DEN_E:[a-z0-9_]+]]: f32, %[[EPS_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES:             %[[DE:.+]] = arith.addf %[[DEN_E]], %[[EPS_E]] : f32
+// TILES:             arith.divf %[[ONE]], %[[DE]] : f32
+// TILES:           linalg.generic {{.*}} ins(%{{.*}}, %[[RECIPS]] : tensor<?x4xf32>, tensor<?xf32>)
+// TILES:           ^bb0(%[[NUM_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES:             arith.mulf %[[NUM_E]], %[[R_E]] : f32
 func.func @favor_tiles(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
   %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<6x4xf32>) order kv_first : !t, !t, !t -> !t
   return %0 : !t

@@ -68,6 +68,7 @@ func.func @relu(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-DAG:     %[[QROOM:.+]] = arith.constant 2.000000e+01 : f32
 // CHECK-DAG:     %[[KROOM:.+]] = arith.constant 3.600000e+01 : f32
 // CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // The keys' stabiliser c = max(0, max_f |w_f|^2 / 2 - 36): every exponent
 // w x' - |x'|^2 / 2 = |w|^2 / 2 - |x' - w|^2 / 2 is at most max_f |w_f|^2 / 2
 // CHECK:         %[[WSQ:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[W]] : tensor<6x4xf32>) outs(%{{.*}} : tensor<6xf32>)
@@ -117,10 +118,14 @@ func.func @relu(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:         linalg.transpose ins(%[[PHIKP89]] : tensor<1x1x2x4x6xf32>) outs(%{{.*}} : tensor<1x1x2x6x4xf32>) permutation = [0, 1, 2, 4, 3]
 // the state is W x E = 6 x 4
 // CHECK:         scf.for {{.*}} -> (tensor<6x4xf32>, tensor<6xf32>)
-// O = num / (den + eps_i), eps_i from the query tile's rows
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4xf32>, tensor<4x1xf32>)
-// CHECK:           %[[DEN:.+]] = arith.addf %{{.*}}, %{{.*}} : f32
-// CHECK:           arith.divf %{{.*}}, %[[DEN]] : f32
+// r = 1 / (den + eps_i), eps_i from the query tile's rows; O = num * r
+// CHECK:         %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4x1xf32>)
+// CHECK:         ^bb0(%[[DEN_E:[a-z0-9_]+]]: f32, %[[EPS_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:           %[[DEN:.+]] = arith.addf %[[DEN_E]], %[[EPS_E]] : f32
+// CHECK:           arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[RECIPS]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:         ^bb0(%[[NUM_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:           arith.mulf %[[NUM_E]], %[[R_E]] : f32
 func.func @favor_plus(%q: !t, %k: !t, %v: !t, %w: tensor<6x4xf32>) -> !t {
   %0 = attn.term kernel favor_plus (%q, %k, %v) omega(%w : tensor<6x4xf32>) order kv_first : !t, !t, !t -> !t
   return %0 : !t

@@ -16,6 +16,7 @@
 // CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x8x4xf32>
 // CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // K^T chunk by chunk: [1, 2, 4 chunks, 2 keys, 4] -> [1, 2, 4, 4, 2]
 // CHECK:         %[[KP:.+]] = tensor.expand_shape %[[K]] {{.*}} into tensor<1x2x4x2x4xf32>
 // CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[KP]] : tensor<1x2x4x2x4xf32>) {{.*}} permutation = [0, 1, 2, 4, 3]
@@ -53,10 +54,15 @@
 // CHECK:               %[[SUM:.+]] = arith.addf %{{.*}}, %[[TERM]] : f32
 // CHECK:               %[[SEEN:.+]] = arith.cmpi ule, %[[DC]], %[[DR]] : index
 // CHECK:               arith.select %[[SEEN]], %[[SUM]], %{{.*}} : f32
-// O_c = num / (den + eps)
-// CHECK:             %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[DEN]] : tensor<2x4xf32>, tensor<2xf32>)
-// CHECK:               arith.addf %{{.*}}, %[[EPS]] : f32
-// CHECK:               arith.divf
+// r = 1 / (den + eps), 0 where den + eps = 0; O_c = num * r
+// CHECK:             %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%[[DEN]] : tensor<2xf32>)
+// CHECK:               %[[DE:.+]] = arith.addf %{{.*}}, %[[EPS]] : f32
+// CHECK:               %[[IS_ZERO:.+]] = arith.cmpf oeq, %[[DE]], %[[ZERO]] : f32
+// CHECK:               %[[RECIP:.+]] = arith.divf %[[ONE]], %[[DE]] : f32
+// CHECK:               arith.select %[[IS_ZERO]], %[[ZERO]], %[[RECIP]] : f32
+// CHECK:             %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[RECIPS]] : tensor<2x4xf32>, tensor<2xf32>)
+// CHECK:             ^bb0(%[[NUM_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:               arith.mulf %[[NUM_E]], %[[R_E]] : f32
 // CHECK:             %[[NEWHEAD:.+]] = tensor.insert_slice %[[O]] into %[[HEAD]][%[[ROW0]], 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<8x4xf32>
 // S_c = S_{c-1} + phi(K_c)^T V_c
 // CHECK:             %[[NEWS:.+]] = linalg.generic {{.*}} ins(%[[KC]], %[[VC]] : tensor<4x2xf32>, tensor<2x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
@@ -135,6 +141,7 @@ func.func @block_causal_chunk_is_block(%q: !t, %k: !t, %v: !t) -> !t {
 //   O_c = phi(Q_c) S_{c-1} / visible(i),  visible(i) = min((i / 4) 4, M)
 // CHECK-LABEL: func.func @prior_blocks_carry(
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK:         scf.for %[[CI:[a-z0-9]+]] = %c0 to %c2 step %c1 iter_args(%[[S:[a-z0-9]+]] = %{{.*}}, %[[Z:[a-z0-9]+]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<8x4xf32>)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[CI]], %c4 : index
 // CHECK:           %[[QC:.+]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, %[[ROW0]], 0] [1, 1, 4, 4]
@@ -144,15 +151,21 @@ func.func @block_causal_chunk_is_block(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:           %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[QC]], %[[S]] : tensor<4x4xf32>, tensor<4x4xf32>)
 // CHECK:           %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[QC]], %[[Z]] : tensor<4x4xf32>, tensor<4xf32>)
 // CHECK-NOT:       linalg.index 1
-// O = num / visible(i), 0 where no key is visible (the first block)
-// CHECK:           linalg.generic {{.*}} ins(%[[NUM]], %[[DEN]] : tensor<4x4xf32>, tensor<4xf32>)
+// r = 1 / visible(i), 0 where no key is visible (the first block); O = num * r
+// CHECK:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%[[DEN]] : tensor<4xf32>)
 // CHECK:             %[[R:.+]] = linalg.index 0 : index
 // CHECK:             %[[I:.+]] = arith.addi %[[ROW0]], %[[R]] : index
 // CHECK:             %[[BLK:.+]] = arith.divui %[[I]], %c4 : index
 // CHECK:             %[[START:.+]] = arith.muli %[[BLK]], %c4 : index
 // CHECK:             %[[COUNT:.+]] = arith.minui %[[START]], %c8 : index
-// CHECK:             arith.index_cast %[[COUNT]] : index to i64
-// CHECK:             arith.divf
+// CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
+// CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
+// CHECK:             %[[NONE:.+]] = arith.cmpi eq, %[[COUNT64]], %c0_i64 : i64
+// CHECK:             %[[RECIP:.+]] = arith.divf %[[ONE]], %[[COUNTF]] : f32
+// CHECK:             arith.select %[[NONE]], %[[ZERO]], %[[RECIP]] : f32
+// CHECK:           linalg.generic {{.*}} ins(%[[NUM]], %[[RECIPS]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[NUM_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[NUM_E]], %[[R_E]] : f32
 // S_c = S_{c-1} + phi(K_c)^T V_c
 // CHECK:           linalg.generic {{.*}} ins(%[[KC]], %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[S]] : tensor<4x4xf32>)
 func.func @prior_blocks_carry(%q: !t, %k: !t, %v: !t) -> !t {
@@ -175,7 +188,8 @@ func.func @prior_blocks_carry(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-NOT:       linalg.index
 // CHECK:           %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x4xf32>)
 // CHECK:           %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[A]], %[[VC]] : tensor<4x4xf32>, tensor<4x4xf32>)
-// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[DEN]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%[[DEN]] : tensor<4xf32>)
+// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[RECIPS]] : tensor<4x4xf32>, tensor<4xf32>)
 // CHECK:           %[[NEWHEAD:.+]] = tensor.insert_slice %[[O]] into %[[HEAD]]
 // CHECK-NEXT:      scf.yield %[[NEWHEAD]] : tensor<8x4xf32>
 func.func @block_no_carry(%q: !t, %k: !t, %v: !t) -> !t {

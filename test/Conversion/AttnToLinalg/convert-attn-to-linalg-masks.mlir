@@ -11,6 +11,7 @@
 
 // causal: j <= i.
 // CHECK-LABEL: func.func @causal(
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK:         scf.forall (%[[QT:.+]]) in (2)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
 // key tiles [0, min(keyTiles, ceil(max(lastPos + 1, 0) / T))), lastPos =
@@ -35,7 +36,8 @@
 // that is not wholly visible (visibleProduct)
 // CHECK:             } else {
 // CHECK:               arith.select
-// length(i) = max(0, min(p_i + 1, M))
+// r(i) = 1 / length(i), length(i) = max(0, min(p_i + 1, M)); O = acc * r
+// CHECK:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%{{.*}}#0 : tensor<4xf32>)
 // CHECK:             %[[R2:.+]] = linalg.index 0 : index
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %[[R2]] : index
 // CHECK:             %[[I1:.+]] = arith.addi %[[I2]], %c1 : index
@@ -43,7 +45,11 @@
 // CHECK:             %[[COUNT:.+]] = arith.maxsi %[[MIN]], %c0 : index
 // CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
 // CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
-// CHECK:             arith.divf %{{.*}}, %[[COUNTF]] : f32
+// CHECK:             %[[RECIP:.+]] = arith.divf %[[ONE]], %[[COUNTF]] : f32
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %[[RECIP]] : f32
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}#1, %[[RECIPS]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[ACC_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[ACC_E]], %[[R_E]] : f32
 func.func @causal(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term relu2 (%q, %k, %v) mask causal : !t, !t, !t -> !t
   return %0 : !t
@@ -155,6 +161,8 @@ func.func @block_causal(%q: !t, %k: !t, %v: !t) -> !t {
 
 // prior_blocks(c): j / c < i / c (the blocks strictly before the query's).
 // CHECK-LABEL: func.func @prior_blocks_length(
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK:         scf.forall (%[[QT:.+]]) in (2)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
 // key tiles [0, min(keyTiles, ceil(lastBlockStart / T)))
@@ -176,7 +184,9 @@ func.func @block_causal(%q: !t, %k: !t, %v: !t) -> !t {
 // that is not wholly visible (visibleProduct)
 // CHECK:             } else {
 // CHECK:               arith.select
-// length(i) = min((i / c) c, M); 0 (no key) gives 0, not NaN
+// r(i) = 1 / length(i), length(i) = min((i / c) c, M); 0 (no key) gives
+// r = 0, not NaN; O = num * r
+// CHECK:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%{{.*}}#0 : tensor<4xf32>)
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK:             %[[B2:.+]] = arith.divui %[[I2]], %c4 : index
 // CHECK:             %[[START:.+]] = arith.muli %[[B2]], %c4 : index
@@ -184,8 +194,11 @@ func.func @block_causal(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
 // CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
 // CHECK:             %[[NONE:.+]] = arith.cmpi eq, %[[COUNT64]], %c0_i64 : i64
-// CHECK:             %[[QUOT:.+]] = arith.divf %{{.*}}, %[[COUNTF]] : f32
-// CHECK:             arith.select %[[NONE]], %{{.*}}, %[[QUOT]] : f32
+// CHECK:             %[[RECIP:.+]] = arith.divf %[[ONE]], %[[COUNTF]] : f32
+// CHECK:             arith.select %[[NONE]], %[[ZERO]], %[[RECIP]] : f32
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}#1, %[[RECIPS]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[NUM_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[NUM_E]], %[[R_E]] : f32
 func.func @prior_blocks_length(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel identity (%q, %k, %v) mask prior_blocks(4) normalizer length order qk_first : !t, !t, !t -> !t
   return %0 : !t
@@ -197,6 +210,7 @@ func.func @prior_blocks_length(%q: !t, %k: !t, %v: !t) -> !t {
 // row i sits at position p_i = i + M - N = i + 4 and sees p_i - 2 <= j <=
 // p_i + 1.
 // CHECK-LABEL: func.func @window(
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK:         scf.forall (%[[QT:.+]]) in (2)
 // CHECK:           %[[ROW0:.+]] = arith.muli %[[QT]], %c4 : index
 // key tiles [max(p_row0 - 2, 0) / T, min(keyTiles, ceil(max(p_last + 2, 0) / T)))
@@ -232,15 +246,23 @@ func.func @prior_blocks_length(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:               %[[HIGHEST:.+]] = arith.addi %[[I]], %c5 : index
 // CHECK:               %[[GE:.+]] = arith.cmpi sge, %[[J]], %[[LOWEST]] : index
 // CHECK:               %[[LE:.+]] = arith.cmpi sle, %[[J]], %[[HIGHEST]] : index
-// length(i) = max(0, min(i + 6, M) - max(i + 2, 0))
-// CHECK:           linalg.generic {{.*}} ins(%{{.*}}#1, %{{.*}}#0
+// r(i) = 1 / length(i), length(i) = max(0, min(i + 6, M) - max(i + 2, 0));
+// O = acc * r
+// CHECK:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%{{.*}}#0 : tensor<4xf32>)
 // CHECK:             %[[I2:.+]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK:             %[[START:.+]] = arith.addi %[[I2]], %c2 : index
 // CHECK:             %[[STOPK:.+]] = arith.addi %[[I2]], %c6 : index
 // CHECK:             %[[START0:.+]] = arith.maxsi %[[START]], %c0 : index
 // CHECK:             %[[STOPM:.+]] = arith.minsi %[[STOPK]], %c12 : index
 // CHECK:             %[[SPAN:.+]] = arith.subi %[[STOPM]], %[[START0]] : index
-// CHECK:             arith.maxsi %[[SPAN]], %c0 : index
+// CHECK:             %[[COUNT:.+]] = arith.maxsi %[[SPAN]], %c0 : index
+// CHECK:             %[[COUNT64:.+]] = arith.index_cast %[[COUNT]] : index to i64
+// CHECK:             %[[COUNTF:.+]] = arith.sitofp %[[COUNT64]] : i64 to f32
+// CHECK:             %[[RECIP:.+]] = arith.divf %[[ONE]], %[[COUNTF]] : f32
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %[[RECIP]] : f32
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}#1, %[[RECIPS]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[ACC_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[ACC_E]], %[[R_E]] : f32
 func.func @window(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x12x4xf32>, %v: tensor<1x1x12x4xf32>) -> tensor<1x1x8x4xf32> {
   %0 = attn.term relu2 (%q, %k, %v) mask window(2, 1) : tensor<1x1x8x4xf32>, tensor<1x1x12x4xf32>, tensor<1x1x12x4xf32> -> tensor<1x1x8x4xf32>
   return %0 : tensor<1x1x8x4xf32>

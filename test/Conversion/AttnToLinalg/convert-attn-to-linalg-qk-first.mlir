@@ -12,6 +12,7 @@
 // CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG:     %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // Q' = Q s (s = 1/sqrt(D) = 0.5), once per row
 // CHECK:         %[[QS:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>)
 // CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
@@ -99,13 +100,19 @@
 // CHECK:                 arith.select %[[SEEN]], %[[SUMV]], %[[AV]] : f32
 // CHECK:               scf.yield %[[DROPPED]]
 // CHECK:             scf.yield %[[NEWMAX]], %[[NEWZ]], %[[NEWACC]], %[[P]], %[[SHIFTS]] : tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>
-// O_t = acc / (z + eps), 0 where the denominator is 0 (eps = 0 for softmax)
-// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#2, %[[LOOP]]#1 : tensor<4x4xf32>, tensor<4xf32>)
-// CHECK:           ^bb0(%[[NUM:[a-z0-9_]+]]: f32, %[[SUM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// r = 1 / (z + eps), 0 where the denominator is 0 (eps = 0 for softmax);
+// O_t = acc * r
+// CHECK:           %[[R:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#1 : tensor<4xf32>)
+// CHECK:           ^bb0(%[[SUM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
 // CHECK:             %[[DEN:.+]] = arith.addf %[[SUM]], %[[ZERO]] : f32
 // CHECK:             %[[IS_ZERO:.+]] = arith.cmpf oeq, %[[DEN]], %[[ZERO]] : f32
-// CHECK:             %[[QUOT:.+]] = arith.divf %[[NUM]], %[[DEN]] : f32
-// CHECK:             arith.select %[[IS_ZERO]], %[[ZERO]], %[[QUOT]] : f32
+// CHECK:             %[[RECIP:.+]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK:             %[[R_S:.+]] = arith.select %[[IS_ZERO]], %[[ZERO]], %[[RECIP]] : f32
+// CHECK:             linalg.yield %[[R_S]] : f32
+// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#2, %[[R]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[NUM:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             %[[O_E:.+]] = arith.mulf %[[NUM]], %[[R_E]] : f32
+// CHECK:             linalg.yield %[[O_E]] : f32
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice %[[O]] into %[[OUT]][0, 0, %[[ROW0]], 0] [1, 1, 4, 4]
 // CHECK:         return %[[RES]]
@@ -122,7 +129,7 @@ func.func @softmax_online(%q: !t, %k: !t, %v: !t) -> !t {
 // are summed as they are.
 // CHECK-LABEL: func.func @relu2_tiles(
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-DAG:     %[[EIGHT:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK-DAG:     %[[EIGHTH:.+]] = arith.constant 1.250000e-01 : f32
 // CHECK:         scf.forall (%{{.*}}) in (2)
 // CHECK:           %[[LOOP:.+]]:3 = scf.for {{.*}} iter_args(%[[Z:[a-z0-9]+]] = %{{.*}}, %[[ACC:[a-z0-9]+]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>)
 // CHECK:             %[[S:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
@@ -147,9 +154,14 @@ func.func @softmax_online(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK:             %[[NEWACC:.+]] = scf.if %{{.*}} -> (tensor<4x4xf32>) {
 // CHECK:               linalg.generic {{.*}} ins(%[[W]], %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>) outs(%[[ACC]] : tensor<4x4xf32>)
 // CHECK:             scf.yield %[[NEWZ]], %[[NEWACC]]
-// O = acc / (visible keys), the length normaliser of relu2: 8 for every row
-// CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[LOOP]]#0 : tensor<4x4xf32>, tensor<4xf32>)
-// CHECK:             arith.divf %{{.*}}, %[[EIGHT]] : f32
+// O = acc * r, r = 1 / (visible keys), the length normaliser of relu2: 8 for
+// every row, so r folds to 1/8
+// CHECK:           %[[R:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#0 : tensor<4xf32>)
+// CHECK-NEXT:      ^bb0(%{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:        linalg.yield %[[EIGHTH]] : f32
+// CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[R]] : tensor<4x4xf32>, tensor<4xf32>)
+// CHECK:           ^bb0(%[[ACC_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[ACC_E]], %[[R_E]] : f32
 func.func @relu2_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term relu2 (%q, %k, %v) : !t, !t, !t -> !t
   return %0 : !t
@@ -165,6 +177,7 @@ func.func @relu2_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // CHECK-LABEL: func.func @kernel_qk_first_chunk(
 // CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x1x8x4xf32>
 // CHECK-DAG:     %[[EPS:.+]] = arith.constant 9.99999997E-7 : f32
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // phi(Q) = relu(Q), phi(K) = relu(K)
 // CHECK:         %[[PHIQ:.+]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x1x8x4xf32>)
 // CHECK:           arith.maximumf
@@ -179,9 +192,13 @@ func.func @relu2_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // S = phi(Q_t) phi(K_t)^T, 2x2
 // CHECK:             tensor.extract_slice %[[PHIKT]]{{.*}} [1, 1, 1, 4, 2] {{.*}} to tensor<4x2xf32>
 // CHECK:             linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<2x2xf32>)
-// O = acc / (z + eps)
-// CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[LOOP]]#0 : tensor<2x4xf32>, tensor<2xf32>)
-// CHECK:             arith.addf %{{.*}}, %[[EPS]] : f32
+// r = 1 / (z + eps); O = acc * r
+// CHECK:           %[[R:.+]] = linalg.generic {{.*}} ins(%[[LOOP]]#0 : tensor<2xf32>)
+// CHECK:             %[[DE:.+]] = arith.addf %{{.*}}, %[[EPS]] : f32
+// CHECK:             arith.divf %[[ONE]], %[[DE]] : f32
+// CHECK:           linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[R]] : tensor<2x4xf32>, tensor<2xf32>)
+// CHECK:           ^bb0(%[[ACC_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[ACC_E]], %[[R_E]] : f32
 // CHECK:           tensor.parallel_insert_slice {{.*}} [1, 1, 2, 4]
 func.func @kernel_qk_first_chunk(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term kernel relu (%q, %k, %v) order qk_first chunk 2 : !t, !t, !t -> !t

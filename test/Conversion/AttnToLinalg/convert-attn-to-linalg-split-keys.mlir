@@ -12,6 +12,7 @@
 // CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG:     %[[SCALE:.+]] = arith.constant 0.353553385 : f32
 // CHECK-DAG:     %[[C128:.+]] = arith.constant 128 : index
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK:         %[[M:.+]] = tensor.dim %[[K]], %c2
 // splits = ceil(visible key tiles / 128)
 // CHECK:         %[[SPLITS:.+]] = arith.maxui %{{.*}}, %c1 : index
@@ -43,7 +44,7 @@
 // CHECK:             tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, %[[KVH]], %[[SPLIT]], 0, 0] [1, 1, 1, 4, 8]
 // pass 2: per query head h the rows (h - kvh r) N of its group's partials:
 // m* = max_s m_s, c_s = exp(m_s - m*), z = sum c_s z_s, acc = sum c_s acc_s,
-// o = acc / z
+// o = acc * r, r = 1 / z (0 where z = 0)
 // CHECK:         %[[OUT:.+]] = scf.forall (%[[H:.+]]) in (4) shared_outs(%{{.*}}) -> (tensor<1x4x1x8xf32>)
 // CHECK:           %[[KVH2:.+]] = arith.divui %[[H]], %c2 : index
 // CHECK:           %[[MAXES:.+]] = tensor.extract_slice %[[PART]]#1[0, %[[KVH2]], 0, %{{.*}}] [1, 1, %[[SPLITS]], 1]
@@ -54,8 +55,12 @@
 // CHECK:             math.exp
 // CHECK:           %[[Z:.+]] = linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<?x1xf32>, tensor<?x1xf32>) outs(%{{.*}} : tensor<1xf32>)
 // CHECK:           %[[ACC:.+]] = linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<?x1xf32>, tensor<?x1x8xf32>) outs(%{{.*}} : tensor<1x8xf32>)
-// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[ACC]], %[[Z]] : tensor<1x8xf32>, tensor<1xf32>)
-// CHECK:             arith.divf
+// CHECK:           %[[RECIPS:.+]] = linalg.generic {{.*}} ins(%[[Z]] : tensor<1xf32>)
+// CHECK:             %[[DEN:.+]] = arith.addf
+// CHECK:             arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK:           %[[O:.+]] = linalg.generic {{.*}} ins(%[[ACC]], %[[RECIPS]] : tensor<1x8xf32>, tensor<1xf32>)
+// CHECK:           ^bb0(%[[ACC_E:[a-z0-9_]+]]: f32, %[[R_E:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK:             arith.mulf %[[ACC_E]], %[[R_E]] : f32
 // CHECK:             tensor.parallel_insert_slice %[[O]] into %{{.*}}[0, %[[H]], 0, 0] [1, 1, 1, 8]
 // CHECK:         return %[[OUT]]
 func.func @decode_gqa(%q: tensor<1x4x1x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>) -> tensor<1x4x1x8xf32> {
