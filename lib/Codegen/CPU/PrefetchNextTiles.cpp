@@ -65,59 +65,36 @@ EnclosingLoop enclosingLoop(Operation *op) {
   return {};
 }
 
-/// Whether \p view is only read: copied from, read by vector transfers or
-/// linalg ops, or cut into subviews that are only read. (A tile the loop
-/// writes is not worth a prefetch for reading.)
-bool isOnlyRead(Value view) {
-  for (OpOperand &use : view.getUses()) {
-    Operation *user = use.getOwner();
-    if (auto copy = dyn_cast<memref::CopyOp>(user)) {
-      if (copy.getTarget() == view)
-        return false;
-    } else if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
-      if (!isOnlyRead(subview.getResult()))
-        return false;
-    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
-      if (!linalgOp.isDpsInput(&use))
-        return false;
-    } else if (!isa<vector::TransferReadOp, vector::LoadOp, memref::LoadOp>(
-                   user)) {
-      return false;
-    }
-  }
-  return true;
-}
+/// How the uses of a view access its memory, as bits.
+enum Access : unsigned { kRead = 1, kWrite = 2, kOther = 4 };
 
-/// Whether \p view is only written: the destination of copies, vector
-/// transfers, stores or linalg ops (as an init), or cut into subviews that
-/// are only written. (An output tile: its lines are fetched for ownership by
-/// the first store to each, a wait a prefetch for writing moves ahead.)
-bool isOnlyWritten(Value view) {
+/// The accesses of \p view and of the subviews cut from it. Reads: a copy's
+/// source, vector transfer reads and loads, linalg inputs. Writes: a copy's
+/// target, transfer writes and stores, linalg inits. A tile only read is
+/// prefetched for reading (one the loop also writes is not worth it); a
+/// tile only written (an output tile) is prefetched for writing, since the
+/// first store to each line waits for the line otherwise.
+unsigned accessesOf(Value view) {
+  unsigned accesses = 0;
   for (OpOperand &use : view.getUses()) {
     Operation *user = use.getOwner();
-    if (auto copy = dyn_cast<memref::CopyOp>(user)) {
-      if (copy.getSource() == view)
-        return false;
-    } else if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
-      if (!isOnlyWritten(subview.getResult()))
-        return false;
-    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
-      if (!linalgOp.isDpsInit(&use))
-        return false;
-    } else if (auto write = dyn_cast<vector::TransferWriteOp>(user)) {
-      if (write.getBase() != view)
-        return false;
-    } else if (auto store = dyn_cast<vector::StoreOp>(user)) {
-      if (store.getBase() != view)
-        return false;
-    } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
-      if (store.getMemRef() != view)
-        return false;
-    } else {
-      return false;
-    }
+    if (auto copy = dyn_cast<memref::CopyOp>(user))
+      accesses |= copy.getSource() == view ? kRead : kWrite;
+    else if (auto subview = dyn_cast<memref::SubViewOp>(user))
+      accesses |= accessesOf(subview.getResult());
+    else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+      accesses |= linalgOp.isDpsInput(&use) ? kRead : kWrite;
+    else if (isa<vector::TransferReadOp, vector::LoadOp, memref::LoadOp>(user))
+      accesses |= kRead;
+    // The view can only be these ops' destination: what they store is a
+    // vector or an element.
+    else if (isa<vector::TransferWriteOp, vector::StoreOp, memref::StoreOp>(
+                 user))
+      accesses |= kWrite;
+    else
+      accesses |= kOther;
   }
-  return true;
+  return accesses;
 }
 
 /// The largest value \p size takes: a constant, or the constant bound of a
@@ -242,10 +219,9 @@ struct PrefetchNextTilesPass
       auto argument = dyn_cast<BlockArgument>(subview.getSource());
       if (!argument || argument.getOwner() != &entry)
         return;
-      if (isOnlyRead(subview.getResult()))
-        tiles.push_back({subview, /*forWrite=*/false});
-      else if (isOnlyWritten(subview.getResult()))
-        tiles.push_back({subview, /*forWrite=*/true});
+      unsigned accesses = accessesOf(subview.getResult());
+      if (accesses == kRead || accesses == kWrite)
+        tiles.push_back({subview, /*forWrite=*/accesses == kWrite});
     });
     for (auto [subview, forWrite] : tiles)
       prefetchNextTile(subview, forWrite);
