@@ -337,9 +337,15 @@ def AttnPrefetchNextTiles
 
     The output's tiles are prefetched the same way, for writing: a store
     to a line that is not in cache waits for the line to be read first
-    (kv-first's query pass waited ~7% of its time on O's lines).
+    (kv-first's query pass waited ~7% of its time on O's lines). And the
+    tiles of a workspace the function allocated with the sequence's length
+    (qk-first's packed K^T panels: 2 MiB per head at N = 4096, D = 128,
+    beyond L2) that the loop only reads, for reading; a fixed-size buffer
+    is a tile that stays in cache and gets none.
 
-    Matched: a `memref.subview` of a function argument with unit strides,
+    Matched: a `memref.subview` of a function argument (or of such a
+    workspace: a `memref.alloc` with a dynamic size, outside the loop, that
+    the loop only reads) with unit strides,
     sizes that are constants or the `min` of a constant (a tile the end of
     the sequence cuts, counted as the constant) and at most one outer
     dimension longer than 1 that is only read (copied from, read by vector

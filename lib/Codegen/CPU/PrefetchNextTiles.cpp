@@ -73,11 +73,14 @@ enum Access : unsigned { kRead = 1, kWrite = 2, kOther = 4 };
 /// target, transfer writes and stores, linalg inits. A tile only read is
 /// prefetched for reading (one the loop also writes is not worth it); a
 /// tile only written (an output tile) is prefetched for writing, since the
-/// first store to each line waits for the line otherwise.
-unsigned accessesOf(Value view) {
+/// first store to each line waits for the line otherwise. With \p within,
+/// only the uses inside that op count.
+unsigned accessesOf(Value view, Operation *within = nullptr) {
   unsigned accesses = 0;
   for (OpOperand &use : view.getUses()) {
     Operation *user = use.getOwner();
+    if (within && !within->isAncestor(user))
+      continue;
     if (auto copy = dyn_cast<memref::CopyOp>(user))
       accesses |= copy.getSource() == view ? kRead : kWrite;
     else if (auto subview = dyn_cast<memref::SubViewOp>(user))
@@ -214,14 +217,27 @@ struct PrefetchNextTilesPass
     // The tiles read from the caller's arrays: copied into a buffer, or
     // read in place by the op that consumes them (a feature map).
     // And the output tiles, written in place: prefetched for writing.
+    // And the tiles of a workspace the function allocated (qk-first's K^T
+    // panels, beyond L2 for a long sequence) that the loop only reads.
     SmallVector<std::pair<memref::SubViewOp, bool>> tiles;
     func->walk([&](memref::SubViewOp subview) {
-      auto argument = dyn_cast<BlockArgument>(subview.getSource());
-      if (!argument || argument.getOwner() != &entry)
+      Value source = subview.getSource();
+      auto argument = dyn_cast<BlockArgument>(source);
+      if (argument && argument.getOwner() == &entry) {
+        unsigned accesses = accessesOf(subview.getResult());
+        if (accesses == kRead || accesses == kWrite)
+          tiles.push_back({subview, /*forWrite=*/accesses == kWrite});
         return;
-      unsigned accesses = accessesOf(subview.getResult());
-      if (accesses == kRead || accesses == kWrite)
-        tiles.push_back({subview, /*forWrite=*/accesses == kWrite});
+      }
+      // A workspace of the sequence's length: a fixed-size one is a tile
+      // that stays in cache.
+      if (!source.getDefiningOp<memref::AllocOp>() ||
+          cast<MemRefType>(source.getType()).hasStaticShape())
+        return;
+      EnclosingLoop loop = enclosingLoop(subview);
+      if (loop.loop && !loop.loop->isAncestor(source.getDefiningOp()) &&
+          accessesOf(source, loop.loop) == kRead)
+        tiles.push_back({subview, /*forWrite=*/false});
     });
     for (auto [subview, forWrite] : tiles)
       prefetchNextTile(subview, forWrite);

@@ -374,3 +374,59 @@ func.func @cut_output_tiles(%o: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %ac
   }
   return
 }
+
+// -----
+
+// A workspace of the sequence's length that the function filled earlier
+// (qk-first's packed K^T panels) and a loop only reads: its next tile is
+// prefetched for reading. The packing loop, which writes the workspace, and
+// a fixed-size scratch buffer get none.
+// CHECK-LABEL: func.func @workspace_panels(
+// CHECK:         %[[PANELS:.+]] = memref.alloc(%{{.+}}) : memref<?x64x64xf32>
+// CHECK:         %[[SCRATCH:.+]] = memref.alloc() : memref<4x64x64xf32>
+// CHECK:         scf.for
+// CHECK-NOT:       memref.prefetch
+// CHECK:         scf.for %[[T:[a-z0-9]+]] =
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK:               memref.prefetch %[[PANELS]][%[[NEXT]], %{{.+}}, %{{.+}}], read, locality<2>, data
+// CHECK-NOT:           memref.prefetch %[[SCRATCH]]
+// CHECK:         return
+#idp = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bp = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cp = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @workspace_panels(%k: memref<1x8x?x64xf32>, %q: memref<64x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %panels = memref.alloc(%tiles) : memref<?x64x64xf32>
+  %scratch = memref.alloc() : memref<4x64x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %src = memref.subview %k[0, 2, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %dst = memref.subview %panels[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<?x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    linalg.copy ins(%src : memref<64x64xf32, strided<[64, 1], offset: ?>>) outs(%dst : memref<64x64xf32, strided<[64, 1], offset: ?>>)
+  }
+  scf.for %t = %c0 to %tiles step %c1 {
+    %panel = memref.subview %panels[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<?x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %slot = arith.remui %t, %c4 : index
+    %fixed = memref.subview %scratch[%slot, 0, 0] [1, 64, 64] [1, 1, 1] : memref<4x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+      %r = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %q[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %panel[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4x64xf32>
+        %w = vector.transfer_read %fixed[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4x64xf32>
+        %yw = arith.addf %y, %w : vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#idp, #bp, #cp], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %yw, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %r, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+    }
+  }
+  return
+}
