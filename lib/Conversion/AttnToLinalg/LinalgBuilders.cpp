@@ -533,16 +533,15 @@ Value to_linalg::normalizeRows(LinalgBuilder &b, const TermOperands &term,
     else if (rowEps)
       rowEps = b.tile2d(rowEps, validRows, b.index(1));
   }
+  // z = 1: the rows are the numerators (what an identity copy of them
+  // canonicalises to).
   if (term.normalizer == Normalizer::None)
-    return b.generic(b.empty({outRows, term.valueDim}), {num},
-                     {b.map(2, {0, 1}), b.map(2, {0, 1})}, {kPar, kPar},
-                     [&](OpBuilder &, Location, ValueRange args) {
-                       return args[0];
-                     });
+    return num;
 
   // One division per row, not per element: r_i = 1 / z_i (0 where z_i = 0),
-  // then out = num * r. A vector division costs as much as ~16 FMAs, and
-  // the normalisation of a [rows, E] tile paid E of them per row.
+  // then out = num * r. A vector division takes several FMAs' time (~5
+  // cycles per 8 floats on a Sapphire Rapids core), and the normalisation
+  // of a [rows, E] tile paid E of them per row.
   SmallVector<Value> rowInputs = {sums};
   SmallVector<AffineMap> rowMaps = {b.map(1, {0})};
   if (rowEps) {
