@@ -79,12 +79,15 @@ unsigned accessesOf(Value view, Operation *within = nullptr) {
   unsigned accesses = 0;
   for (OpOperand &use : view.getUses()) {
     Operation *user = use.getOwner();
+    // A subview cut outside \p within may still be accessed inside it.
+    if (auto subview = dyn_cast<memref::SubViewOp>(user)) {
+      accesses |= accessesOf(subview.getResult(), within);
+      continue;
+    }
     if (within && !within->isAncestor(user))
       continue;
     if (auto copy = dyn_cast<memref::CopyOp>(user))
       accesses |= copy.getSource() == view ? kRead : kWrite;
-    else if (auto subview = dyn_cast<memref::SubViewOp>(user))
-      accesses |= accessesOf(subview.getResult());
     else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
       accesses |= linalgOp.isDpsInput(&use) ? kRead : kWrite;
     else if (isa<vector::TransferReadOp, vector::LoadOp, memref::LoadOp>(user))

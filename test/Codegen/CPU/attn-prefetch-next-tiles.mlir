@@ -430,3 +430,38 @@ func.func @workspace_panels(%k: memref<1x8x?x64xf32>, %q: memref<64x64xf32>, %ac
   }
   return
 }
+
+// -----
+
+// A workspace the loop also writes, through a view cut before the loop, is
+// not prefetched: the loop does not only read it.
+// CHECK-LABEL: func.func @workspace_written_in_loop(
+// CHECK-NOT:     memref.prefetch
+// CHECK:         return
+#idx = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bx = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cx = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @workspace_written_in_loop(%q: memref<64x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %ws = memref.alloc(%tiles) : memref<?x64x64xf32>
+  %first = memref.subview %ws[0, 0, 0] [1, 64, 64] [1, 1, 1] : memref<?x64x64xf32> to memref<64x64xf32, strided<[64, 1]>>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %panel = memref.subview %ws[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<?x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+      %r = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %q[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %panel[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#idx, #bx, #cx], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %r, %first[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32, strided<[64, 1]>>
+    }
+  }
+  return
+}
