@@ -351,7 +351,9 @@ def AttnPrefetchNextTiles
     dimension longer than 1 that is only read (copied from, read by vector
     transfers or linalg inputs, or cut into subviews that are) or only
     written (a copy's target, written by vector transfers, stores or as a
-    linalg init, or cut into subviews that are), inside an `scf.for` (or
+    linalg init, or cut into subviews that are; a subview yielded by an
+    `scf.if` is accessed as the if's result is: qk-first's V tile, in place
+    or the padded last one), inside an `scf.for` (or
     the innermost dimension of an `scf.parallel`) on whose induction
     variable the subview's offsets depend through pure arithmetic, and
     whose iteration holds such a tile product (directly, or in the branch

@@ -84,6 +84,15 @@ unsigned accessesOf(Value view, Operation *within = nullptr) {
       accesses |= accessesOf(subview.getResult(), within);
       continue;
     }
+    // A branch that picks the tile (the whole tile in place, or the padded
+    // last one): what the scf.if's result is used for.
+    if (isa<scf::YieldOp>(user)) {
+      if (auto branch = dyn_cast<scf::IfOp>(user->getParentOp())) {
+        accesses |=
+            accessesOf(branch.getResult(use.getOperandNumber()), within);
+        continue;
+      }
+    }
     if (within && !within->isAncestor(user))
       continue;
     if (auto copy = dyn_cast<memref::CopyOp>(user))

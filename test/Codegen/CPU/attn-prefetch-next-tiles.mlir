@@ -465,3 +465,65 @@ func.func @workspace_written_in_loop(%q: memref<64x64xf32>, %acc: memref<64x64xf
   }
   return
 }
+
+// -----
+
+// A tile that an scf.if picks (qk-first's V tile: the whole tile in place,
+// or the padded last tile of a workspace) counts as read where the if's
+// result is read: the next whole tile of V is prefetched from a product
+// that runs every iteration, and the guard keeps the prefetched rows inside
+// V.
+// CHECK-LABEL: func.func @tile_picked_by_branch(
+// CHECK-SAME:    %[[V:[a-z0-9]+]]: memref<1x8x?x64xf32>
+// CHECK:         %[[N:.+]] = memref.dim %[[V]], %c2
+// CHECK:         scf.for %[[T:[a-z0-9]+]] =
+// CHECK:           scf.if
+// CHECK:             memref.subview %[[V]]
+// CHECK:           } else {
+// CHECK:           scf.for %{{.+}} = %c0 to %c64 step %c8
+// CHECK:             scf.for %[[L:.+]] = %c0 to %c64 step %c4
+// CHECK-NEXT:          %[[NEXT:.+]] = arith.addi %[[T]], %c1
+// CHECK-NEXT:          %[[ROW0:.+]] = arith.muli %[[NEXT]], %c64
+// CHECK-NEXT:          %[[END:.+]] = arith.addi %[[ROW0]], %c64
+// CHECK-NEXT:          %[[INSIDE:.+]] = arith.cmpi ule, %[[END]], %[[N]]
+// CHECK-NEXT:          scf.if %[[INSIDE]] {
+// CHECK:                 memref.prefetch %[[V]][%c0, %c2, %{{.+}}, %{{.+}}], read, locality<2>, data
+// CHECK:           vector.contract
+// CHECK:         return
+#idw = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bw = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cw = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @tile_picked_by_branch(%v: memref<1x8x?x64xf32>, %s: memref<64x64xf32>, %acc: memref<64x64xf32>, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %v, %c2 : memref<1x8x?x64xf32>
+  %padded = memref.alloc() : memref<64x64xf32>
+  scf.for %t = %c0 to %tiles step %c1 {
+    %row = arith.muli %t, %c64 : index
+    %end = arith.addi %row, %c64 : index
+    %whole = arith.cmpi ule, %end, %n : index
+    %tile = scf.if %whole -> (memref<64x64xf32, strided<[64, 1], offset: ?>>) {
+      %in_place = memref.subview %v[0, 2, %row, 0] [1, 1, 64, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+      scf.yield %in_place : memref<64x64xf32, strided<[64, 1], offset: ?>>
+    } else {
+      %cast = memref.cast %padded : memref<64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+      scf.yield %cast : memref<64x64xf32, strided<[64, 1], offset: ?>>
+    }
+    scf.for %i = %c0 to %c64 step %c8 {
+      %init = vector.transfer_read %acc[%i, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x64xf32>
+      %res = scf.for %l = %c0 to %c64 step %c4 iter_args(%a = %init) -> (vector<8x64xf32>) {
+        %x = vector.transfer_read %s[%i, %l], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<8x4xf32>
+        %y = vector.transfer_read %tile[%l, %c0], %zero {in_bounds = [true, true]} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4x64xf32>
+        %z = vector.contract {indexing_maps = [#idw, #bw, #cw], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %x, %y, %a : vector<8x4xf32>, vector<4x64xf32> into vector<8x64xf32>
+        scf.yield %z : vector<8x64xf32>
+      }
+      vector.transfer_write %res, %acc[%i, %c0] {in_bounds = [true, true]} : vector<8x64xf32>, memref<64x64xf32>
+    }
+  }
+  return
+}
