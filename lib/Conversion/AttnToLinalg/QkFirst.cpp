@@ -33,6 +33,11 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::to_linalg;
 
+/// How far a key tile's maximum may exceed a row's reference maximum before
+/// the reference moves (natural log: weights up to e^8 ~ 3e3, far from f32
+/// overflow for any sum of them).
+static constexpr float kStaleMaxSlack = 8.0f;
+
 /// DESIGN §1.3's a_h of head \p hi as f32: the ALiBi reference's slopes
 /// (2^(-8(h+1)/n) for the n = 2^floor(log2 H) first heads, then every other
 /// slope of the rule for 2n) or the slopes operand's entry.
@@ -210,19 +215,43 @@ Value to_linalg::weightsOf(LinalgBuilder &inner, const TermOperands &term,
 void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                                   Value vTile, Value negInf, ValueRange iter,
                                   Value full, TileVisibility visible,
-                                  bool testFinite, bool skipSettledRescale) {
+                                  bool testFinite, bool skipSettledRescale,
+                                  bool staleMax) {
   ImplicitLocOpBuilder &ib = inner.b;
   const bool scratch = iter.size() == 5;
   Value tileMax = inner.rowReduce(weights,
                                   scratch ? inner.refilled(iter[4], -INFINITY)
                                           : inner.filled({tt}, -INFINITY),
                                   true);
-  // c = exp(oldMax - max(oldMax, tileMax)), 0 while oldMax = -inf
+  // The row's reference maximum m after this tile. Exact: max(oldMax,
+  // tileMax). With staleMax (and the settled rows' rescale skipped), m only
+  // moves when the tile's maximum exceeds it by more than kStaleMaxSlack
+  // (or m is still -inf): the weights exp(w - m) then reach
+  // e^kStaleMaxSlack at most, and z and acc share the same m, so the
+  // quotient acc / z is the same (not acc / (z + eps), nor acc / length).
+  // With random scores the exact maximum rose in most key tiles for some
+  // row of the tile, and the tile x D accumulator was rescaled nearly
+  // every time (FlashAttention 4 rescales on the same condition).
+  staleMax = staleMax && skipSettledRescale;
+  auto raisedMax = [&](OpBuilder &gb, Location gl, Value oldMax,
+                       Value tileMax) -> Value {
+    if (!staleMax)
+      return arith::MaximumFOp::create(gb, gl, oldMax, tileMax);
+    Value slack =
+        arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(kStaleMaxSlack));
+    Value reach = arith::AddFOp::create(gb, gl, oldMax, slack);
+    // NaN (a NaN weight) compares false: m stays, the NaN reaches O
+    // through its weight.
+    Value rises = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OGT,
+                                        tileMax, reach);
+    return arith::SelectOp::create(gb, gl, rises, tileMax, oldMax);
+  };
+  // c = exp(oldMax - m), 0 while oldMax = -inf
   Value correction = inner.generic(
       inner.empty({tt}), {iter[0], tileMax},
       {inner.map(1, {0}), inner.map(1, {0}), inner.map(1, {0})}, {kPar},
       [&](OpBuilder &gb, Location gl, ValueRange args) {
-        Value newMax = arith::MaximumFOp::create(gb, gl, args[0], args[1]);
+        Value newMax = raisedMax(gb, gl, args[0], args[1]);
         Value noneYet = arith::CmpFOp::create(gb, gl, arith::CmpFPredicate::OEQ,
                                               args[0], negInf);
         Value shifted = arith::SubFOp::create(gb, gl, args[0], newMax);
@@ -230,11 +259,11 @@ void to_linalg::onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
         Value zero = arith::ConstantOp::create(gb, gl, gb.getF32FloatAttr(0.0));
         return arith::SelectOp::create(gb, gl, noneYet, zero, e).getResult();
       });
-  // newMax = max(oldMax, tileMax), in place of the old maximum
+  // newMax = m, in place of the old maximum
   Value newMax = inner.generic(
       iter[0], {tileMax}, {inner.map(1, {0}), inner.map(1, {0})}, {kPar},
-      [](OpBuilder &gb, Location gl, ValueRange args) {
-        return arith::MaximumFOp::create(gb, gl, args[0], args[1]).getResult();
+      [&](OpBuilder &gb, Location gl, ValueRange args) {
+        return raisedMax(gb, gl, args[1], args[0]);
       });
   // P = exp(W - shift), shift = newMax, or 0 where newMax = -inf: such a row
   // has only -inf weights (newMax bounds every non-NaN weight of its row),
@@ -436,7 +465,9 @@ Value to_linalg::lowerQkFirst(LinalgBuilder &b, const TermOperands &term,
           }
           onlineSoftmaxStep(inner, tq, weights, vTile, negInf, iter, full,
                             visible, /*testFinite=*/!staticTiles,
-                            /*skipSettledRescale=*/!staticTiles);
+                            /*skipSettledRescale=*/!staticTiles,
+                            /*staleMax=*/term.normalizer == Normalizer::Rows &&
+                                term.eps == 0.0);
         });
     Value rowSums = loop.getResult(1);
     if (term.sinks) {

@@ -424,10 +424,13 @@ Value weightsOf(LinalgBuilder &inner, const TermOperands &term, Value scores,
 /// tile maximum) in their places. With \p skipSettledRescale, acc is scaled
 /// only where some row's correction is not 1 (a branch on a value of the
 /// tile: the CPU form; the GPU mapping keeps such a branch on the host).
+/// With \p staleMax as well, m moves only where a tile's maximum exceeds it
+/// by more than kStaleMaxSlack: only for a quotient acc / z (normaliser
+/// rows, eps = 0), which any common m leaves the same.
 void onlineSoftmaxStep(LinalgBuilder &inner, Value tt, Value weights,
                        Value vTile, Value negInf, ValueRange iter, Value full,
                        TileVisibility visible, bool testFinite,
-                       bool skipSettledRescale = false);
+                       bool skipSettledRescale = false, bool staleMax = false);
 
 //===----------------------------------------------------------------------===//
 // Shared pieces of the strategies

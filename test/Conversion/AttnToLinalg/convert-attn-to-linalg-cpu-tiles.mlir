@@ -160,6 +160,7 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES-LABEL: func.func @qk_first_tiles(
 // TILES-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
 // TILES-DAG:     %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// TILES-DAG:     %[[SLACK:.+]] = arith.constant 8.000000e+00 : f32
 // TILES-NOT:     linalg.transpose
 // TILES:         %[[PANELS:.+]] = scf.forall (%[[H:.+]], %[[KT:.+]]) in (2, %[[KTILES:.+]]) shared_outs(%[[PO:.+]] = %{{.*}}) -> (tensor<1x2x?x4x4xf32>)
 // TILES:           %[[ROW0:.+]] = arith.muli %[[KT]], %c4 : index
@@ -192,6 +193,25 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:               tensor.extract_slice %[[V]][0, %{{.*}}, %[[COL0]], 0] [1, 1, 4, 4]
 // TILES:             } else {
 // TILES:               tensor.extract_slice %[[LASTV]][0, %{{.*}}, 0, 0] [1, 1, 4, 4]
+// The reference maximum m moves only where the tile's maximum exceeds it
+// by more than 8 (or m = -inf): m' = (tileMax > m + 8) ? tileMax : m, and
+// c = (m == -inf) ? 0 : exp(m - m'), which is exactly 1 while m stays.
+// TILES:             %[[TMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// TILES:               arith.maxnumf
+// TILES:             linalg.generic {{.*}} ins(%[[M:.+]], %[[TMAX]] : tensor<4xf32>, tensor<4xf32>)
+// TILES:             ^bb0(%[[OLD:[a-z0-9_]+]]: f32, %[[TM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES-NEXT:          %[[REACH:.+]] = arith.addf %[[OLD]], %[[SLACK]] : f32
+// TILES-NEXT:          %[[RISES:.+]] = arith.cmpf ogt, %[[TM]], %[[REACH]] : f32
+// TILES-NEXT:          %[[NEWM:.+]] = arith.select %[[RISES]], %[[TM]], %[[OLD]] : f32
+// TILES-NEXT:          %[[NONE:.+]] = arith.cmpf oeq, %[[OLD]], %[[NEG_INF:.+]] : f32
+// TILES-NEXT:          %[[DIFF:.+]] = arith.subf %[[OLD]], %[[NEWM]] : f32
+// TILES-NEXT:          %[[EXP:.+]] = math.exp %[[DIFF]] : f32
+// TILES-NEXT:          arith.select %[[NONE]], %{{.+}}, %[[EXP]] : f32
+// TILES:             linalg.generic {{.*}} ins(%[[TMAX]] : tensor<4xf32>) outs(%[[M]] : tensor<4xf32>)
+// TILES-NEXT:        ^bb0(%[[TM2:[a-z0-9_]+]]: f32, %[[OLD2:[a-z0-9_]+]]: f32):
+// TILES-NEXT:          %[[REACH2:.+]] = arith.addf %[[OLD2]], %[[SLACK]] : f32
+// TILES-NEXT:          %[[RISES2:.+]] = arith.cmpf ogt, %[[TM2]], %[[REACH2]] : f32
+// TILES-NEXT:          arith.select %[[RISES2]], %[[TM2]], %[[OLD2]] : f32
 // c acc only where some row's correction c differs from 1 (une: a NaN c
 // scales too); once the maxima settle every c is 1 and acc is used as is.
 // TILES:             %[[CHANGED:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<4xf32>) outs(%{{.+}} : tensor<1xf32>)
@@ -218,6 +238,31 @@ func.func @chunked_tiles(%q: !t, %k: !t, %v: !t) -> !t {
 // TILES:                 arith.select
 func.func @qk_first_tiles(%q: !t, %k: !t, %v: !t) -> !t {
   %0 = attn.term softmax (%q, %k, %v) order qk_first : !t, !t, !t -> !t
+  return %0 : !t
+}
+
+// Where the quotient is not acc / z (normaliser length: acc / visible keys,
+// or rows with eps > 0) the numerators depend on m itself: m stays the exact
+// maximum, max(m, tileMax).
+// TILES-LABEL: func.func @qk_first_exact_max(
+// TILES:         scf.for
+// TILES:           linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>)
+// TILES-NEXT:      ^bb0(%[[OLD:[a-z0-9_]+]]: f32, %[[TM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES-NEXT:        arith.maximumf %[[OLD]], %[[TM]] : f32
+// TILES:           linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%{{.+}} : tensor<4xf32>)
+// TILES-NEXT:      ^bb0(%[[TM2:[a-z0-9_]+]]: f32, %[[OLD2:[a-z0-9_]+]]: f32):
+// TILES-NEXT:        arith.maximumf %[[OLD2]], %[[TM2]] : f32
+// TILES-LABEL: func.func @qk_first_eps(
+// TILES:         scf.for
+// TILES:           linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>)
+// TILES-NEXT:      ^bb0(%[[OLD:[a-z0-9_]+]]: f32, %[[TM:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// TILES-NEXT:        arith.maximumf %[[OLD]], %[[TM]] : f32
+func.func @qk_first_exact_max(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term softmax (%q, %k, %v) normalizer length order qk_first : !t, !t, !t -> !t
+  return %0 : !t
+}
+func.func @qk_first_eps(%q: !t, %k: !t, %v: !t) -> !t {
+  %0 = attn.term softmax (%q, %k, %v) eps 1.0e-3 order qk_first : !t, !t, !t -> !t
   return %0 : !t
 }
 
