@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -141,6 +142,33 @@ struct ExpandMaxNumF : public OpRewritePattern<arith::MaxNumFOp> {
   }
 };
 
+/// A constant bound that \p x never exceeds (NaN aside): x = `y > c ? c : y`
+/// (or >=), the form of min(y, c) that keeps a NaN y, or minimumf/minnumf
+/// of a constant. For elu1's e^min(x, 0).
+std::optional<double> knownUpperBound(Value x) {
+  APFloat bound(0.0f);
+  if (auto select = x.getDefiningOp<arith::SelectOp>()) {
+    auto compare = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    if (!compare || compare.getLhs() != select.getFalseValue() ||
+        (compare.getPredicate() != arith::CmpFPredicate::OGT &&
+         compare.getPredicate() != arith::CmpFPredicate::OGE))
+      return std::nullopt;
+    APFloat limit(0.0f);
+    if (!matchPattern(compare.getRhs(), m_ConstantFloat(&limit)) ||
+        !matchPattern(select.getTrueValue(), m_ConstantFloat(&bound)) ||
+        bound.compare(limit) != APFloat::cmpEqual)
+      return std::nullopt;
+    return bound.convertToDouble();
+  }
+  Operation *def = x.getDefiningOp();
+  if (!isa_and_nonnull<arith::MinimumFOp, arith::MinNumFOp>(def))
+    return std::nullopt;
+  for (Value operand : def->getOperands())
+    if (matchPattern(operand, m_ConstantFloat(&bound)) && !bound.isNaN())
+      return bound.convertToDouble();
+  return std::nullopt;
+}
+
 /// exp(x) of f32 in 14 arithmetic ops (upstream's approximation takes ~30):
 /// x clamped to [-87.5, 89] (NaN stays NaN: `x < lo ? lo : x`, one max
 /// instruction on x86); k = round(x log2 e) by the 1.5 * 2^23 rounding
@@ -154,9 +182,11 @@ struct ExpandMaxNumF : public OpRewritePattern<arith::MaxNumFOp> {
 /// 0, so the result is 0: results that would be subnormal, < 2.4e-38, are
 /// 0. Masked scores (-inf) and the far tail of a softmax row would
 /// otherwise produce subnormals, whose arithmetic costs ~100 cycles per
-/// operation on x86 without flush-to-zero. (The 21-op form before it tested
-/// overflow and flushed subnormals with two compares and two selects, and
-/// took 3 more ops for the polynomial: 1 + r + r^2 P(r) doubled.)
+/// operation on x86 without flush-to-zero. An operand known to stay at
+/// most 89 (elu1's e^min(x, 0)) skips the upper clamp. (The 21-op form
+/// before it tested overflow and flushed subnormals with two compares and
+/// two selects, and took 3 more ops for the polynomial: 1 + r + r^2 P(r)
+/// doubled.)
 struct ExpF32 : public OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op,
@@ -192,7 +222,10 @@ struct ExpF32 : public OpRewritePattern<math::ExpOp> {
     };
 
     Value x = clamp(arith::CmpFPredicate::OLT, op.getOperand(), -87.5f);
-    x = clamp(arith::CmpFPredicate::OGT, x, 89.0f);
+    // An operand known to stay at most 89 needs no overflow clamp.
+    std::optional<double> bound = knownUpperBound(op.getOperand());
+    if (!bound || *bound > 89.0)
+      x = clamp(arith::CmpFPredicate::OGT, x, 89.0f);
     Value magic = f(12582912.0f); // 1.5 * 2^23
     Value shifted = fma(x, f(1.44269504088896341f), magic);
     Value k = arith::SubFOp::create(rewriter, loc, shifted, magic);

@@ -73,6 +73,48 @@ func.func @exp_f32(%x: vector<8xf32>) -> vector<8xf32> {
   return %0 : vector<8xf32>
 }
 
+// An operand known to stay at most 89 needs no overflow clamp: elu1's
+// e^min(x, 0), with min(x, 0) as `x > 0 ? 0 : x` (a NaN x stays), or
+// minimumf of a constant. Only the lower clamp is left. A bound above 89
+// (or a select that is not a min) keeps both.
+// EXP-LABEL: func.func @exp_of_bounded(
+// EXP-DAG:     %[[LO:.+]] = arith.constant dense<-8.750000e+01> : vector<8xf32>
+// EXP-DAG:     %[[HI:.+]] = arith.constant dense<8.900000e+01> : vector<8xf32>
+// EXP:         %[[POS:.+]] = arith.cmpf ogt, %arg0, %{{.+}} : vector<8xf32>
+// EXP:         %[[NEG:.+]] = arith.select %[[POS]], %{{.+}}, %arg0
+// EXP:         %[[BELOW:.+]] = arith.cmpf olt, %[[NEG]], %[[LO]]
+// EXP-NEXT:    %[[X:.+]] = arith.select %[[BELOW]], %[[LO]], %[[NEG]]
+// EXP-NEXT:    arith.mulf %[[X]], %{{.+}} fastmath<contract>
+// EXP:         %[[MIN:.+]] = arith.minimumf %arg0, %{{.+}} : vector<8xf32>
+// EXP:         %[[BELOW2:.+]] = arith.cmpf olt, %[[MIN]], %[[LO]]
+// EXP-NEXT:    %[[X2:.+]] = arith.select %[[BELOW2]], %[[LO]], %[[MIN]]
+// EXP-NEXT:    arith.mulf %[[X2]], %{{.+}} fastmath<contract>
+// EXP:         %[[BIG:.+]] = arith.select %{{.+}}, %{{.+}}, %arg0
+// EXP:         %[[BELOW3:.+]] = arith.cmpf olt, %[[BIG]], %[[LO]]
+// EXP-NEXT:    %[[X3:.+]] = arith.select %[[BELOW3]], %[[LO]], %[[BIG]]
+// EXP-NEXT:    %[[ABOVE3:.+]] = arith.cmpf ogt, %[[X3]], %[[HI]]
+// EXP-NEXT:    arith.select %[[ABOVE3]], %[[HI]], %[[X3]]
+// EXP:         %[[NOTMIN:.+]] = arith.select %{{.+}}, %{{.+}}, %arg0
+// EXP:         %[[BELOW4:.+]] = arith.cmpf olt, %[[NOTMIN]], %[[LO]]
+// EXP-NEXT:    %[[X4:.+]] = arith.select %[[BELOW4]], %[[LO]], %[[NOTMIN]]
+// EXP-NEXT:    arith.cmpf ogt, %[[X4]], %[[HI]]
+func.func @exp_of_bounded(%x: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  %big = arith.constant dense<100.0> : vector<8xf32>
+  %pos = arith.cmpf ogt, %x, %zero : vector<8xf32>
+  %neg = arith.select %pos, %zero, %x : vector<8xi1>, vector<8xf32>
+  %0 = math.exp %neg : vector<8xf32>
+  %min = arith.minimumf %x, %zero : vector<8xf32>
+  %1 = math.exp %min : vector<8xf32>
+  %above = arith.cmpf ogt, %x, %big : vector<8xf32>
+  %capped = arith.select %above, %big, %x : vector<8xi1>, vector<8xf32>
+  %2 = math.exp %capped : vector<8xf32>
+  %below = arith.cmpf olt, %x, %zero : vector<8xf32>
+  %max = arith.select %below, %zero, %x : vector<8xi1>, vector<8xf32>
+  %3 = math.exp %max : vector<8xf32>
+  return %0, %1, %2, %3 : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+}
+
 // arith-only: maxnumf becomes a compare and select (NaN b gives a); with
 // nnan, the compare alone.
 // ARITH-LABEL: func.func @maxnum(

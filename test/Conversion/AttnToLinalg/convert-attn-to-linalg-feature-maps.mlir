@@ -8,20 +8,22 @@
 
 !t = tensor<1x1x8x4xf32>
 
-// phi(x) = x > 0 ? x + 1 : exp(x)   (elu + 1)
+// phi(x) = x > 0 ? x + 1 : exp(x)   (elu + 1), as max(x, 0) + exp(min(x, 0)):
+// max(x, 0) = x < 0 ? 0 : x and min(x, 0) = x > 0 ? 0 : x (a NaN x stays in both)
 // CHECK-LABEL: func.func @elu1(
 // CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<1x1x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x1x8x4xf32>
-// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[PHIQ:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[Q]] : tensor<1x1x8x4xf32>)
 // CHECK:         ^bb0(%[[X:[a-z0-9_]+]]: f32, %{{.*}}: f32):
-// CHECK:           %[[POS:.+]] = arith.cmpf ogt, %[[X]], %[[ZERO]] : f32
-// CHECK:           %[[PLUS1:.+]] = arith.addf %[[X]], %[[ONE]] : f32
-// CHECK:           %[[EXP:.+]] = math.exp %[[X]] : f32
-// CHECK:           %[[PHI:.+]] = arith.select %[[POS]], %[[PLUS1]], %[[EXP]] : f32
-// CHECK:           linalg.yield %[[PHI]] : f32
+// CHECK-NEXT:      %[[BELOW:.+]] = arith.cmpf olt, %[[X]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[POS:.+]] = arith.select %[[BELOW]], %[[ZERO]], %[[X]] : f32
+// CHECK-NEXT:      %[[ABOVE:.+]] = arith.cmpf ogt, %[[X]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[NEG:.+]] = arith.select %[[ABOVE]], %[[ZERO]], %[[X]] : f32
+// CHECK-NEXT:      %[[EXP:.+]] = math.exp %[[NEG]] : f32
+// CHECK-NEXT:      %[[PHI:.+]] = arith.addf %[[POS]], %[[EXP]] : f32
+// CHECK-NEXT:      linalg.yield %[[PHI]] : f32
 // CHECK:         %[[PHIK:.+]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x1x8x4xf32>)
-// CHECK:           arith.cmpf ogt
+// CHECK:           arith.cmpf olt
 // CHECK:         %[[PHIKP25:.+]] = tensor.expand_shape %[[PHIK]] {{.*}} into tensor<1x1x2x4x4xf32>
 // CHECK:         linalg.transpose ins(%[[PHIKP25]] : tensor<1x1x2x4x4xf32>) outs(%{{.*}} : tensor<1x1x2x4x4xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK:         scf.for
