@@ -296,6 +296,13 @@ mlir::LogicalResult Compiler::lowerToLinalg(mlir::ModuleOp module) {
     select.chunk = gpu.chunk;
     convert.tileSize = gpu.tileSize;
     convert.staticTiles = true;
+  } else {
+    // What attn-lower-to-llvm does: the CPU's L1 sizes kv-first's state
+    // tiles.
+    std::string unresolved;
+    if (std::optional<mlir::attn::CpuTarget> cpu = mlir::attn::resolveCpuTarget(
+            options.cpu, options.cpuFeatures, unresolved))
+      convert.stateCacheBytes = cpu->l1dBytes;
   }
   pm.addPass(mlir::attn::createAttnSelectOrder(select));
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();

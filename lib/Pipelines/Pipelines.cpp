@@ -2,6 +2,7 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Codegen/CPU/CpuTarget.h"
 #include "attn/Codegen/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -28,7 +29,8 @@ using namespace mlir::attn;
 /// function pass manager so that a target can add its tensor-level passes.
 static OpPassManager &addLinalgLowering(OpPassManager &pm,
                                         const AttnSelectOrderOptions &select,
-                                        int64_t tileSize, bool staticTiles) {
+                                        int64_t tileSize, bool staticTiles,
+                                        int64_t stateCacheBytes = 0) {
   // First, while every op is where the input put it.
   pm.addPass(createAttnCheckForwardedAttributes());
   pm.addPass(createAttnSelectOrder(select));
@@ -36,6 +38,7 @@ static OpPassManager &addLinalgLowering(OpPassManager &pm,
   ConvertAttnToLinalgOptions convert;
   convert.tileSize = tileSize;
   convert.staticTiles = staticTiles;
+  convert.stateCacheBytes = stateCacheBytes;
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertAttnToLinalg(convert));
   func.addPass(createCanonicalizerPass());
@@ -93,8 +96,14 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm,
   AttnSelectOrderOptions select;
   select.target = options.target;
   select.force = options.force;
-  OpPassManager &func = addLinalgLowering(pm, select, options.tileSize,
-                                        /*staticTiles=*/false);
+  // The CPU's L1 sizes kv-first's state tiles; a CPU that does not resolve
+  // is reported by attn-tile-and-vectorize.
+  std::string unresolved;
+  std::optional<CpuTarget> cpu =
+      resolveCpuTarget(options.cpu, options.cpuFeatures, unresolved);
+  OpPassManager &func =
+      addLinalgLowering(pm, select, options.tileSize, /*staticTiles=*/false,
+                        cpu ? cpu->l1dBytes : 0);
   if (options.vectorize) {
     AttnTileAndVectorizeOptions tiles;
     tiles.cpu = options.cpu;

@@ -33,6 +33,11 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
            "(CPU), every strategy maps the tiles of Q and K itself (qk-first "
            "builds its K^T panels in one parallel pass) and the last query "
            "tile writes only its real rows">,
+    Option<"stateCacheBytes", "state-cache-bytes", "int64_t",
+           /*default=*/"0",
+           "L1 data cache bytes of a core (0: not known): kv-first's state "
+           "pass halves its key tile, from tile-size down to 32 keys, until "
+           "one tile of phi(K) and one of V (f32) fit in it">,
   ];
 }
 

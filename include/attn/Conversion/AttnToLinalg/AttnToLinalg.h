@@ -13,10 +13,12 @@ namespace attn {
 /// result; one file per strategy beside it). \p tileSize is the query and
 /// key tile of qk-first (a term with `order qk_first` and a `chunk` uses the
 /// chunk), the tile of unmasked kv-first and the default chunk of masked
-/// kv-first. \p staticTiles: see the pass's `static-tiles` option.
+/// kv-first. \p staticTiles and \p stateCacheBytes: see the pass's
+/// `static-tiles` and `state-cache-bytes` options.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
                                   int64_t tileSize = 64,
-                                  bool staticTiles = false);
+                                  bool staticTiles = false,
+                                  int64_t stateCacheBytes = 0);
 
 /// A unit attribute on the linalg ops of the last, partial tile of a loop
 /// (its zero-padded rows), which run once per loop, not once per tile:
